@@ -1,0 +1,7 @@
+module github.com/kopf-wasm/kopf-wasm
+
+go 1.24.0
+
+require github.com/kopf-wasm/kopf-wasm/abi v0.0.0
+
+replace github.com/kopf-wasm/kopf-wasm/abi => ./abi
