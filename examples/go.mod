@@ -1,0 +1,13 @@
+module github.com/kopf-wasm/kopf-wasm/examples
+
+go 1.24.0
+
+require (
+	github.com/kopf-wasm/kopf-wasm/abi v0.0.0
+	github.com/kopf-wasm/kopf-wasm/guest-sdk v0.0.0
+)
+
+replace (
+	github.com/kopf-wasm/kopf-wasm/abi => ../abi
+	github.com/kopf-wasm/kopf-wasm/guest-sdk => ../guest-sdk
+)
