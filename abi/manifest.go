@@ -1,0 +1,190 @@
+package abi
+
+import "encoding/json"
+
+// Manifest describes a module: what it is, which handlers it has and what it
+// may do. The guest returns it from [ExportManifest].
+type Manifest struct {
+	// ABIVersion is the major ABI version the module was built for ([Version]).
+	ABIVersion int `json:"abiVersion"`
+	// Module names the module and its version (free text, e.g. a semver).
+	Module ModuleInfo `json:"module"`
+	// Handlers in registration order; the host runs due handlers in this order.
+	Handlers []HandlerSpec `json:"handlers"`
+	// Permissions the module needs. Kubernetes requests outside them are
+	// refused by the host with a 403 before they reach the cluster.
+	Permissions Permissions `json:"permissions,omitempty"`
+}
+
+// ModuleInfo identifies a module.
+type ModuleInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// HandlerKind is the kind of a handler, named after Kopf's decorators.
+type HandlerKind string
+
+// Handler kinds. Every kind of Kopf is part of ABI v1, whether or not a given
+// host serves it yet.
+const (
+	KindCreate   HandlerKind = "create"   // @kopf.on.create
+	KindUpdate   HandlerKind = "update"   // @kopf.on.update
+	KindDelete   HandlerKind = "delete"   // @kopf.on.delete
+	KindResume   HandlerKind = "resume"   // @kopf.on.resume
+	KindField    HandlerKind = "field"    // @kopf.on.field
+	KindEvent    HandlerKind = "event"    // @kopf.on.event
+	KindTimer    HandlerKind = "timer"    // @kopf.timer
+	KindDaemon   HandlerKind = "daemon"   // @kopf.daemon
+	KindIndex    HandlerKind = "index"    // @kopf.index
+	KindValidate HandlerKind = "validate" // @kopf.on.validate
+	KindMutate   HandlerKind = "mutate"   // @kopf.on.mutate
+	KindStartup  HandlerKind = "startup"  // @kopf.on.startup
+	KindCleanup  HandlerKind = "cleanup"  // @kopf.on.cleanup
+	KindProbe    HandlerKind = "probe"    // @kopf.on.probe
+)
+
+// Kinds lists every handler kind of this ABI version.
+func Kinds() []HandlerKind {
+	return []HandlerKind{
+		KindCreate, KindUpdate, KindDelete, KindResume, KindField, KindEvent,
+		KindTimer, KindDaemon, KindIndex, KindValidate, KindMutate,
+		KindStartup, KindCleanup, KindProbe,
+	}
+}
+
+// IsActivity reports whether handlers of this kind are module-level
+// activities (startup, cleanup, probe) rather than per-object handlers.
+func (k HandlerKind) IsActivity() bool {
+	return k == KindStartup || k == KindCleanup || k == KindProbe
+}
+
+// IsChanging reports whether the kind reacts to a change cause and keeps its
+// progress on the object (create, update, delete, resume, field).
+func (k HandlerKind) IsChanging() bool {
+	switch k {
+	case KindCreate, KindUpdate, KindDelete, KindResume, KindField:
+		return true
+	}
+	return false
+}
+
+// IsWebhook reports whether the kind serves admission requests.
+func (k HandlerKind) IsWebhook() bool { return k == KindValidate || k == KindMutate }
+
+// HandlerSpec declares one handler.
+type HandlerSpec struct {
+	// ID is unique within the module. Kopf's defaults apply: the function
+	// name, "fn/spec.field" for field handlers.
+	ID   string      `json:"id"`
+	Kind HandlerKind `json:"kind"`
+	// Resource selects the objects; empty for activities.
+	Resource *ResourceSelector `json:"resource,omitempty"`
+	// Filters narrow down which objects and changes the handler sees.
+	Filters Filters `json:"filters,omitempty"`
+	// Options tune errors, retries, timing and webhooks.
+	Options Options `json:"options,omitempty"`
+}
+
+// ResourceSelector names a resource as Kopf's selectors do. Name may be the
+// plural, the singular, the kind or a short name; Version may be empty for
+// the preferred version; Group is empty for the core API ("v1" pods).
+type ResourceSelector struct {
+	Group   string `json:"group,omitempty"`
+	Version string `json:"version,omitempty"`
+	Name    string `json:"name"`
+}
+
+// Filters are ANDed, with Kopf's semantics.
+type Filters struct {
+	// Labels and Annotations: each key must match its [MetaFilter].
+	Labels      map[string]MetaFilter `json:"labels,omitempty"`
+	Annotations map[string]MetaFilter `json:"annotations,omitempty"`
+	// Field is a dotted path ("spec.replicas"); mandatory for field handlers.
+	Field string `json:"field,omitempty"`
+	// Value must match the field's value (old or new for changing handlers);
+	// Old and New are checked separately on the old and new values.
+	Value *ValueFilter `json:"value,omitempty"`
+	Old   *ValueFilter `json:"old,omitempty"`
+	New   *ValueFilter `json:"new,omitempty"`
+	// When means the guest has a callback filter: before calling the
+	// handler the host asks the guest with [Request.Call] = [CallWhen].
+	When bool `json:"when,omitempty"`
+}
+
+// MetaFilter matches one label or annotation: exactly one of its fields is
+// set. {"value":"x"} matches the value "x"; {"present":true} any value
+// (an empty string counts); {"absent":true} a missing key.
+type MetaFilter struct {
+	Value   *string `json:"value,omitempty"`
+	Present bool    `json:"present,omitempty"`
+	Absent  bool    `json:"absent,omitempty"`
+}
+
+// ValueFilter matches a field's value: a literal JSON value, present, or
+// absent (exactly one is set).
+type ValueFilter struct {
+	Value   json.RawMessage `json:"value,omitempty"`
+	Present bool            `json:"present,omitempty"`
+	Absent  bool            `json:"absent,omitempty"`
+}
+
+// ErrorsMode is what an arbitrary error means, as Kopf's errors= option.
+type ErrorsMode string
+
+// Errors modes.
+const (
+	ErrorsIgnored   ErrorsMode = "ignored"
+	ErrorsTemporary ErrorsMode = "temporary"
+	ErrorsPermanent ErrorsMode = "permanent"
+)
+
+// Options are Kopf's handler options. Durations are in seconds; zero or
+// absent means "not set", and the host's settings supply the default.
+type Options struct {
+	Errors  ErrorsMode `json:"errors,omitempty"`
+	Timeout float64    `json:"timeout,omitempty"`
+	Retries int        `json:"retries,omitempty"`
+	Backoff float64    `json:"backoff,omitempty"`
+	// Param is passed back verbatim in [Request.Param].
+	Param json.RawMessage `json:"param,omitempty"`
+
+	// Optional (delete handlers): no finalizer is added for this handler.
+	Optional bool `json:"optional,omitempty"`
+	// Deleted (resume handlers): also run on objects marked for deletion.
+	Deleted bool `json:"deleted,omitempty"`
+
+	// Timers and daemons.
+	Interval            float64 `json:"interval,omitempty"`
+	InitialDelay        float64 `json:"initialDelay,omitempty"`
+	Idle                float64 `json:"idle,omitempty"`
+	Sharp               bool    `json:"sharp,omitempty"`
+	CancellationBackoff float64 `json:"cancellationBackoff,omitempty"`
+	CancellationTimeout float64 `json:"cancellationTimeout,omitempty"`
+	CancellationPolling float64 `json:"cancellationPolling,omitempty"`
+
+	// Admission webhooks (validate, mutate).
+	Operations     []string `json:"operations,omitempty"` // CREATE, UPDATE, DELETE, CONNECT; empty = all
+	Subresource    string   `json:"subresource,omitempty"`
+	Persistent     bool     `json:"persistent,omitempty"`
+	SideEffects    bool     `json:"sideEffects,omitempty"`
+	IgnoreFailures bool     `json:"ignoreFailures,omitempty"`
+}
+
+// Permissions are what a module may do beyond handling its own resources.
+type Permissions struct {
+	// Kubernetes lists the API requests a module's handlers may make.
+	Kubernetes []KubePermission `json:"kubernetes,omitempty"`
+	// Hosts lists outbound HTTP hosts (globs), passed to Extism's allowed hosts.
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// KubePermission allows verbs on one resource, as an RBAC rule does.
+// Resource is the plural, optionally with a subresource ("pods/status");
+// "*" matches any. Verbs are RBAC verbs: get, list, watch, create, update,
+// patch, delete, or "*".
+type KubePermission struct {
+	Group    string   `json:"group"`
+	Resource string   `json:"resource"`
+	Verbs    []string `json:"verbs"`
+}

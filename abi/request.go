@@ -1,0 +1,117 @@
+package abi
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Reason is the cause of a changing handler's call, as Kopf's kopf.Reason.
+type Reason string
+
+// Reasons passed to changing handlers.
+const (
+	ReasonCreate Reason = "create"
+	ReasonUpdate Reason = "update"
+	ReasonDelete Reason = "delete"
+	ReasonResume Reason = "resume"
+)
+
+// Call says what the host asks of [ExportHandle].
+type Call string
+
+// Calls.
+const (
+	// CallHandle runs the handler (the default when empty).
+	CallHandle Call = "handle"
+	// CallWhen evaluates the handler's callback filter; the guest answers
+	// with [Response.Matched] and must not act.
+	CallWhen Call = "when"
+)
+
+// Request is the input of [ExportHandle]: Kopf's handler kwargs. The guest
+// SDK derives spec, meta, status, labels and annotations views from Body.
+type Request struct {
+	Call Call `json:"call,omitempty"`
+	// Handler is the [HandlerSpec.ID] to run, and Kind its kind.
+	Handler string      `json:"handler"`
+	Kind    HandlerKind `json:"kind"`
+	// Reason is set for changing handlers.
+	Reason Reason `json:"reason,omitempty"`
+	// Resource is the resolved resource of the object.
+	Resource *ResourceRef `json:"resource,omitempty"`
+	// Body is the whole object as the host last saw it.
+	Body      json.RawMessage `json:"body,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Namespace string          `json:"namespace,omitempty"`
+	UID       string          `json:"uid,omitempty"`
+	// Old, New and Diff describe the change: diff-base essences for whole
+	// object handlers, the field's values for field handlers (the diff's
+	// paths are then relative to the field), the bodies for webhooks.
+	Old  json.RawMessage `json:"old,omitempty"`
+	New  json.RawMessage `json:"new,omitempty"`
+	Diff []DiffItem      `json:"diff,omitempty"`
+	// Retry is 0 on the first attempt; Started is when the first attempt
+	// began; Runtime is the seconds since then.
+	Retry   int       `json:"retry"`
+	Started time.Time `json:"started,omitempty"`
+	Runtime float64   `json:"runtime,omitempty"`
+	// Param is the handler's [Options.Param].
+	Param json.RawMessage `json:"param,omitempty"`
+	// Memo is the object's in-memory memo (a JSON object) as the last call
+	// left it; it does not survive a host restart.
+	Memo json.RawMessage `json:"memo,omitempty"`
+	// Indices holds each index of the module by id: a JSON object from key to
+	// a list of values.
+	Indices map[string]json.RawMessage `json:"indices,omitempty"`
+	// Event is set for event handlers.
+	Event *WatchEvent `json:"event,omitempty"`
+	// Admission is set for validate and mutate handlers.
+	Admission *AdmissionRequest `json:"admission,omitempty"`
+	// Activity is set for startup, cleanup and probe handlers.
+	Activity HandlerKind `json:"activity,omitempty"`
+}
+
+// ResourceRef is a resolved resource.
+type ResourceRef struct {
+	Group      string `json:"group,omitempty"`
+	Version    string `json:"version"`
+	Plural     string `json:"plural"`
+	Kind       string `json:"kind,omitempty"`
+	Namespaced bool   `json:"namespaced,omitempty"`
+}
+
+// DiffOp is the operation of a [DiffItem].
+type DiffOp string
+
+// Diff operations, as Kopf's.
+const (
+	DiffAdd    DiffOp = "add"
+	DiffChange DiffOp = "change"
+	DiffRemove DiffOp = "remove"
+)
+
+// DiffItem is one difference between old and new: the field path as a list
+// of keys, and the old and new values (absent when missing).
+type DiffItem struct {
+	Op    DiffOp          `json:"op"`
+	Field []string        `json:"field"`
+	Old   json.RawMessage `json:"old,omitempty"`
+	New   json.RawMessage `json:"new,omitempty"`
+}
+
+// WatchEvent is the raw watch event passed to event handlers. Type is empty
+// for objects seen in the initial listing, else ADDED, MODIFIED or DELETED.
+type WatchEvent struct {
+	Type   string          `json:"type,omitempty"`
+	Object json.RawMessage `json:"object"`
+}
+
+// AdmissionRequest carries the admission-specific kwargs.
+type AdmissionRequest struct {
+	UID         string              `json:"uid"`
+	Operation   string              `json:"operation"`
+	Subresource string              `json:"subresource,omitempty"`
+	DryRun      bool                `json:"dryRun,omitempty"`
+	UserInfo    json.RawMessage     `json:"userInfo,omitempty"`
+	Headers     map[string][]string `json:"headers,omitempty"`
+}

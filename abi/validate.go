@@ -1,0 +1,176 @@
+package abi
+
+import (
+	"fmt"
+	"strings"
+)
+
+// VersionError says that a module speaks another major ABI version.
+type VersionError struct {
+	Module string
+	Got    int
+}
+
+func (e *VersionError) Error() string {
+	if e.Got > Version {
+		return fmt.Sprintf("module %q is built for ABI v%d, but this host speaks v%d: upgrade kopf-wasm, or rebuild the module with a guest SDK for ABI v%d", e.Module, e.Got, Version, Version)
+	}
+	return fmt.Sprintf("module %q is built for ABI v%d, but this host speaks v%d: rebuild the module with a guest SDK for ABI v%d", e.Module, e.Got, Version, Version)
+}
+
+// ManifestError lists what is wrong with a manifest.
+type ManifestError struct {
+	Module   string
+	Problems []string
+}
+
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("module %q has an invalid manifest: %s; fix the handler registrations and rebuild", e.Module, strings.Join(e.Problems, "; "))
+}
+
+// Validate checks the manifest against this version of the ABI. It returns a
+// *VersionError for another ABI version and a *ManifestError for anything
+// else, or nil.
+func (m *Manifest) Validate() error {
+	if m.ABIVersion != Version {
+		return &VersionError{Module: m.Module.Name, Got: m.ABIVersion}
+	}
+	var p problems
+	if m.Module.Name == "" {
+		p.add("module.name is empty")
+	}
+	seen := map[string]bool{}
+	for i, h := range m.Handlers {
+		where := fmt.Sprintf("handler[%d]", i)
+		if h.ID != "" {
+			where = fmt.Sprintf("handler %q", h.ID)
+		}
+		switch {
+		case h.ID == "":
+			p.add("%s has no id", where)
+		case seen[h.ID]:
+			p.add("%s is declared twice", where)
+		}
+		seen[h.ID] = true
+		h.validate(where, &p)
+	}
+	for i, perm := range m.Permissions.Kubernetes {
+		perm.validate(fmt.Sprintf("permission[%d]", i), &p)
+	}
+	if len(p) > 0 {
+		return &ManifestError{Module: m.Module.Name, Problems: p}
+	}
+	return nil
+}
+
+type problems []string
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+func (h *HandlerSpec) validate(where string, p *problems) {
+	if !knownKind(h.Kind) {
+		p.add("%s has an unknown kind %q", where, h.Kind)
+		return
+	}
+	switch {
+	case h.Kind.IsActivity() && h.Resource != nil:
+		p.add("%s is a %s handler and takes no resource", where, h.Kind)
+	case !h.Kind.IsActivity() && (h.Resource == nil || h.Resource.Name == ""):
+		p.add("%s has no resource", where)
+	}
+	h.Filters.validate(where, h.Kind, p)
+	h.Options.validate(where, p)
+}
+
+func (f *Filters) validate(where string, kind HandlerKind, p *problems) {
+	if kind == KindField && f.Field == "" {
+		p.add("%s is a field handler without a field", where)
+	}
+	if f.Field == "" && (f.Value != nil || f.Old != nil || f.New != nil) {
+		p.add("%s filters on value/old/new without a field", where)
+	}
+	if f.Value != nil && (f.Old != nil || f.New != nil) {
+		p.add("%s combines value with old/new", where)
+	}
+	for i, v := range []*ValueFilter{f.Value, f.Old, f.New} {
+		if v != nil && countSet(len(v.Value) > 0, v.Present, v.Absent) != 1 {
+			p.add("%s: the %s filter must set exactly one of value, present, absent", where, [...]string{"value", "old", "new"}[i])
+		}
+	}
+	for key, m := range f.Labels {
+		if countSet(m.Value != nil, m.Present, m.Absent) != 1 {
+			p.add("%s: the label filter %q must set exactly one of value, present, absent", where, key)
+		}
+	}
+	for key, m := range f.Annotations {
+		if countSet(m.Value != nil, m.Present, m.Absent) != 1 {
+			p.add("%s: the annotation filter %q must set exactly one of value, present, absent", where, key)
+		}
+	}
+}
+
+func (o *Options) validate(where string, p *problems) {
+	switch o.Errors {
+	case "", ErrorsIgnored, ErrorsTemporary, ErrorsPermanent:
+	default:
+		p.add("%s has an unknown errors mode %q", where, o.Errors)
+	}
+	durations := []struct {
+		name  string
+		value float64
+	}{
+		{"timeout", o.Timeout}, {"backoff", o.Backoff}, {"interval", o.Interval},
+		{"initialDelay", o.InitialDelay}, {"idle", o.Idle}, {"cancellationBackoff", o.CancellationBackoff},
+		{"cancellationTimeout", o.CancellationTimeout}, {"cancellationPolling", o.CancellationPolling},
+	}
+	for _, d := range durations {
+		if d.value < 0 {
+			p.add("%s has a negative %s", where, d.name)
+		}
+	}
+	if o.Retries < 0 {
+		p.add("%s has negative retries", where)
+	}
+	for _, op := range o.Operations {
+		switch op {
+		case "CREATE", "UPDATE", "DELETE", "CONNECT", "*":
+		default:
+			p.add("%s has an unknown operation %q (CREATE, UPDATE, DELETE, CONNECT)", where, op)
+		}
+	}
+}
+
+func (k *KubePermission) validate(where string, p *problems) {
+	if k.Resource == "" {
+		p.add("%s has no resource", where)
+	}
+	if len(k.Verbs) == 0 {
+		p.add("%s has no verbs", where)
+	}
+	for _, v := range k.Verbs {
+		switch v {
+		case "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "*":
+		default:
+			p.add("%s has an unknown verb %q", where, v)
+		}
+	}
+}
+
+func knownKind(k HandlerKind) bool {
+	for _, known := range Kinds() {
+		if k == known {
+			return true
+		}
+	}
+	return false
+}
+
+func countSet(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return n
+}

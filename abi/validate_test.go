@@ -1,0 +1,77 @@
+package abi
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	res := &ResourceSelector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
+	valid := func(h ...HandlerSpec) *Manifest {
+		return &Manifest{ABIVersion: Version, Module: ModuleInfo{Name: "m"}, Handlers: h}
+	}
+	tests := []struct {
+		name     string
+		manifest *Manifest
+		want     string // a substring of the error; empty for valid
+	}{
+		{"valid", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res}), ""},
+		{"newer abi", &Manifest{ABIVersion: 2, Module: ModuleInfo{Name: "m"}}, "upgrade kopf-wasm"},
+		{"older abi", &Manifest{ABIVersion: 0, Module: ModuleInfo{Name: "m"}}, "rebuild the module with a guest SDK for ABI v1"},
+		{"no module name", &Manifest{ABIVersion: Version}, "module.name is empty"},
+		{"duplicate id", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res}, HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res}), `"a" is declared twice`},
+		{"no id", valid(HandlerSpec{Kind: KindCreate, Resource: res}), "handler[0] has no id"},
+		{"unknown kind", valid(HandlerSpec{ID: "a", Kind: "reconcile", Resource: res}), `unknown kind "reconcile"`},
+		{"no resource", valid(HandlerSpec{ID: "a", Kind: KindCreate}), "has no resource"},
+		{"activity with resource", valid(HandlerSpec{ID: "a", Kind: KindStartup, Resource: res}), "takes no resource"},
+		{"field handler without field", valid(HandlerSpec{ID: "a", Kind: KindField, Resource: res}), "without a field"},
+		{"value without field", valid(HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res, Filters: Filters{New: &ValueFilter{Present: true}}}), "without a field"},
+		{"value with old", valid(HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res, Filters: Filters{Field: "spec.x", Value: &ValueFilter{Present: true}, Old: &ValueFilter{Absent: true}}}), "combines value with old/new"},
+		{"ambiguous value filter", valid(HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res, Filters: Filters{Field: "spec.x", New: &ValueFilter{Present: true, Absent: true}}}), "the new filter must set exactly one"},
+		{"empty label filter", valid(HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res, Filters: Filters{Labels: map[string]MetaFilter{"app": {}}}}), `label filter "app"`},
+		{"bad errors mode", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Options: Options{Errors: "sometimes"}}), `unknown errors mode "sometimes"`},
+		{"negative timeout", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Options: Options{Timeout: -1}}), "negative timeout"},
+		{"bad operation", valid(HandlerSpec{ID: "a", Kind: KindValidate, Resource: res, Options: Options{Operations: []string{"PATCH"}}}), `unknown operation "PATCH"`},
+		{"bad verb", &Manifest{ABIVersion: Version, Module: ModuleInfo{Name: "m"}, Permissions: Permissions{Kubernetes: []KubePermission{{Resource: "pods", Verbs: []string{"steal"}}}}}, `unknown verb "steal"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.manifest.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("want valid, got %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want an error containing %q, got %v", tt.want, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("the error must be one line: %q", err)
+			}
+			var ve *VersionError
+			var me *ManifestError
+			if !errors.As(err, &ve) && !errors.As(err, &me) {
+				t.Errorf("the error is neither a *VersionError nor a *ManifestError: %T", err)
+			}
+		})
+	}
+}
+
+func TestKindClasses(t *testing.T) {
+	for _, k := range Kinds() {
+		classes := 0
+		for _, is := range []bool{k.IsActivity(), k.IsChanging(), k.IsWebhook()} {
+			if is {
+				classes++
+			}
+		}
+		if classes > 1 {
+			t.Errorf("kind %s is in %d classes", k, classes)
+		}
+	}
+	if len(Kinds()) != 14 {
+		t.Errorf("ABI v1 has 14 handler kinds, Kinds() lists %d", len(Kinds()))
+	}
+}
