@@ -3,6 +3,7 @@ module github.com/kopf-wasm/kopf-wasm/examples
 go 1.24.0
 
 require (
+	github.com/extism/go-pdk v1.1.3
 	github.com/kopf-wasm/kopf-wasm/abi v0.0.0
 	github.com/kopf-wasm/kopf-wasm/guest-sdk v0.0.0
 )
