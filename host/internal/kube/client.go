@@ -1,0 +1,130 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+// Client talks to one cluster. It is safe for concurrent use.
+type Client struct {
+	opts  Options
+	log   *slog.Logger
+	host  string
+	dyn   dynamic.Interface
+	disc  *discoveryCache
+	ping  rest.Interface
+	stats *counters
+	retry retrier
+
+	nsInf *nsTracker
+
+	mu      sync.RWMutex
+	watches map[schema.GroupVersionResource][]*Watch
+}
+
+// New builds a Client for the cluster that cfg points at. cfg is copied;
+// its rate limit and user agent are replaced by those of opts. New makes no
+// request: see [Client.Ping].
+func New(cfg *rest.Config, opts Options) (*Client, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("kube: %w: no rest config", ErrConfig)
+	}
+	opts = opts.withDefaults()
+	c := &Client{
+		opts:    opts,
+		log:     opts.Logger,
+		host:    cfg.Host,
+		stats:   &counters{},
+		watches: map[schema.GroupVersionResource][]*Watch{},
+	}
+	cfg = c.restConfig(cfg)
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	}
+	// Discovery and pings are plain requests: bound them (a watch must not
+	// be, which is why the shared config has no timeout).
+	short := rest.CopyConfig(cfg)
+	short.Timeout = opts.RequestTimeout
+	dc, err := discovery.NewDiscoveryClientForConfig(short)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	}
+	c.dyn, c.ping = dyn, dc.RESTClient()
+	c.disc = newDiscoveryCache(dc, opts.DiscoveryRefresh)
+	c.nsInf = &nsTracker{c: c}
+	c.retry = retrier{backoffs: opts.Backoffs, timeout: opts.RequestTimeout, onRetry: c.logRetry}
+	return c, nil
+}
+
+// restConfig copies cfg with the client's limiter, user agent and request
+// counter.
+func (c *Client) restConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = c.opts.UserAgent
+	if c.opts.QPS < 0 {
+		cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	} else {
+		cfg.QPS, cfg.Burst = c.opts.QPS, c.opts.Burst
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.opts.QPS, c.opts.Burst)
+	}
+	cfg.Wrap(c.stats.wrap)
+	return cfg
+}
+
+// Ping asks the API server for its version, once, and says whether it
+// answered: an error wrapping [ErrUnreachable] names the server and why.
+func (c *Client) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	defer cancel()
+	err := c.ping.Get().AbsPath("/version").Do(ctx).Error()
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &status):
+		return wrapAPI(reqInfo{verb: "get", resource: "/version"}, err)
+	default:
+		return fmt.Errorf("kube: %w: %s: %v", ErrUnreachable, c.host, oneLine(err.Error()))
+	}
+}
+
+// Resolve finds the resource a handler's selector names (see the package
+// comment). The discovery documents are cached; a selector that matches
+// nothing refreshes them (at most once per [Options.DiscoveryRefresh]) and
+// is tried again, so CRDs installed after the start are found.
+func (c *Client) Resolve(ctx context.Context, sel abi.ResourceSelector) (Resource, error) {
+	res, err := c.disc.resolve(ctx, sel)
+	if err != nil {
+		return Resource{}, fmt.Errorf("kube: %w", err)
+	}
+	return res, nil
+}
+
+// Lookup finds a resource by group, version and plural, with the same
+// caching as [Client.Resolve]. The error wraps [ErrNotServed] when the
+// cluster does not serve it.
+func (c *Client) Lookup(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
+	res, err := c.disc.lookup(ctx, gvr)
+	if err != nil {
+		return Resource{}, fmt.Errorf("kube: %w", err)
+	}
+	return res, nil
+}
+
+func (c *Client) logRetry(err error, wait time.Duration, attempt int) {
+	c.log.Warn("kubernetes request failed, retrying", "error", err, "wait", wait, "attempt", attempt)
+}

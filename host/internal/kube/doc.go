@@ -1,0 +1,54 @@
+// Package kube is the host's one door to the Kubernetes API. Nothing else in
+// the host imports client-go's rest, dynamic, discovery, watch or cache
+// packages; everything that reads or writes the cluster goes through a
+// [Client].
+//
+// # What it does
+//
+//   - Connects: [LoadConfig] reads a kubeconfig (or the in-cluster account),
+//     [New] builds a [Client] with the project's own client-side rate limit
+//     and user agent, and [Client.Ping] tells a reachable cluster from one
+//     that is not.
+//   - Resolves: [Client.Resolve] turns a handler's [abi.ResourceSelector]
+//     into a [Resource] the way Kopf resolves selectors (plural, singular,
+//     kind or short name; group optional with core v1 winning; preferred
+//     version unless one is named; ambiguity is an error that names the
+//     candidates). Discovery is cached and refreshed when a name is missing.
+//   - Watches: [Client.Watch] lists and watches one resource in a
+//     [Namespaces] scope with client-go informers (relisting after 410 Gone,
+//     bookmarks, reconnecting with backoff), and calls the reactor's
+//     [Handler] with every change and whether the object came from the
+//     initial listing. When the scope is given by globs it follows
+//     namespaces as they come and go. The informers' stores are the watch
+//     cache: [Watch.Get] and [Watch.List] read from it, and so do guest reads
+//     of a watched resource.
+//   - Writes: [Client.Patch] sends one PATCH (merge or JSON patch, main
+//     object or status) and returns the new object. [Client.PostEvent]
+//     records a core/v1 Event about an object. [Client.Stats] counts the
+//     requests that reached the API server, writes by verb.
+//   - Serves guests: [Client.Do] carries out a module's [abi.KubeRequest]
+//     (get, list, create, update, patch, server-side apply, delete) and
+//     answers with an [abi.KubeResponse].
+//
+// # Errors
+//
+// Every error that comes from the API server is an [*APIError] and wraps one
+// class from errors.go: [ErrGone] (404: the object was deleted, usually
+// nothing to worry about), [ErrConflict] (409, or a failed JSON-patch test),
+// [ErrExists] (409 AlreadyExists), [ErrInvalid] (400, 422), [ErrForbidden]
+// (401, 403), [ErrUnavailable] (429, 5xx, timeouts, lost connections) or
+// [ErrRequest] (any other 4xx).
+// Test them with errors.Is. Transient failures ([ErrUnavailable]) are
+// retried with Kopf's backoffs (1, 1, 2, 3, 5, 8, 13, 21 seconds), waiting
+// at least as long as a Retry-After header asks, within the caller's
+// context.
+//
+// # Departures from Kopf
+//
+// Kopf keeps no copy of the objects it watches; this package keeps one per
+// watched resource and namespace (without managedFields unless
+// [Options.KeepManagedFields]), so that guest reads cost no request.
+// Updates that carry no new resourceVersion (relists after 410 Gone) are not
+// passed on. Kopf retries 403 Forbidden; this package does not, because a
+// missing RBAC rule does not fix itself within a minute.
+package kube

@@ -1,0 +1,198 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Classes of failure. Errors returned by this package wrap at most one of
+// them; test with errors.Is.
+var (
+	// ErrGone: the object does not exist (404). For a patch it means the
+	// object was deleted meanwhile, which the reactor does not treat as a
+	// failure.
+	ErrGone = errors.New("gone")
+	// ErrConflict: the object changed since it was read (409, or a JSON
+	// patch whose test operation failed).
+	ErrConflict = errors.New("conflict")
+	// ErrInvalid: the server refused the content (422 or 400).
+	ErrInvalid = errors.New("invalid")
+	// ErrForbidden: the credentials do not allow it (403, 401).
+	ErrForbidden = errors.New("forbidden")
+	// ErrUnavailable: a transient failure (429, 5xx, a timeout, a lost or
+	// refused connection); retried before it is returned.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrRequest: any other 4xx refusal (405, 406, 415, ...).
+	ErrRequest = errors.New("bad request")
+	// ErrExists: a create found an object of that name (409 AlreadyExists).
+	ErrExists = errors.New("already exists")
+
+	// ErrNotServed: no resource of the cluster matches a selector or a
+	// group/version/resource.
+	ErrNotServed = errors.New("resource not served")
+	// ErrAmbiguous: a selector matches resources in more than one group.
+	ErrAmbiguous = errors.New("ambiguous resource")
+	// ErrConfig: no usable kubeconfig.
+	ErrConfig = errors.New("kubeconfig")
+	// ErrUnreachable: the API server did not answer.
+	ErrUnreachable = errors.New("cluster unreachable")
+)
+
+// APIError is a failed request to the API server.
+type APIError struct {
+	// Verb, Resource ("plural.version.group"), Namespace and Name say what
+	// was asked.
+	Verb, Resource, Namespace, Name string
+	// Code is the HTTP status (0 when no response came back); Reason and
+	// Message are the server's (or the transport's).
+	Code    int
+	Reason  metav1.StatusReason
+	Message string
+
+	class error
+	err   error
+}
+
+// Error names the request, the class, the code and the message on one line.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", e.Verb, e.Resource)
+	if e.Name != "" || e.Namespace != "" {
+		b.WriteString(" ")
+		if e.Namespace != "" {
+			b.WriteString(e.Namespace + "/")
+		}
+		b.WriteString(e.Name)
+	}
+	if e.class != nil {
+		fmt.Fprintf(&b, ": %v", e.class)
+	}
+	if e.Code != 0 {
+		fmt.Fprintf(&b, " (%d)", e.Code)
+	}
+	fmt.Fprintf(&b, ": %s", oneLine(e.Message))
+	return b.String()
+}
+
+// Unwrap returns the class and the underlying error.
+func (e *APIError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if e.class != nil {
+		errs = append(errs, e.class)
+	}
+	if e.err != nil {
+		errs = append(errs, e.err)
+	}
+	return errs
+}
+
+// reqInfo names a request for [APIError].
+type reqInfo struct {
+	verb, resource, namespace, name string
+	jsonPatch                       bool
+}
+
+// wrapAPI turns an error from client-go into an [*APIError]. Context
+// cancellation is returned as it is.
+func wrapAPI(info reqInfo, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	e := &APIError{
+		Verb: info.verb, Resource: info.resource,
+		Namespace: info.namespace, Name: info.name, err: err,
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		s := status.Status()
+		e.Code, e.Reason, e.Message = int(s.Code), s.Reason, withCauses(s)
+	} else {
+		e.Message = err.Error()
+	}
+	e.class = classify(e.Code, e.Reason, e.Message, err, info.jsonPatch)
+	return e
+}
+
+// classify picks the class of a failure from its HTTP code, reason and
+// underlying error. jsonPatch says the request was a JSON patch, whose
+// failed test operations come back as 422 but mean a conflict.
+func classify(code int, reason metav1.StatusReason, msg string, err error, jsonPatch bool) error {
+	switch {
+	case code == 0:
+		if transient(err) {
+			return ErrUnavailable
+		}
+		return nil
+	case code == http.StatusNotFound:
+		return ErrGone
+	case code == http.StatusConflict && reason == metav1.StatusReasonAlreadyExists:
+		return ErrExists
+	case code == http.StatusConflict:
+		return ErrConflict
+	case code == http.StatusUnprocessableEntity && jsonPatch && failedTest(msg):
+		return ErrConflict
+	case code == http.StatusUnprocessableEntity || code == http.StatusBadRequest:
+		return ErrInvalid
+	case code == http.StatusForbidden || code == http.StatusUnauthorized:
+		return ErrForbidden
+	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
+		return ErrUnavailable
+	case code >= 400:
+		return ErrRequest
+	}
+	return nil
+}
+
+// failedTest reports whether a JSON-patch error message is about a test
+// operation that did not hold.
+func failedTest(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, "test") && (strings.Contains(msg, "failed") || strings.Contains(msg, "does not apply"))
+}
+
+// transient reports whether an error without an HTTP status is worth
+// another attempt: timeouts and connections refused, reset or cut short.
+func transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.As(err, &netErr):
+		return true
+	}
+	return strings.Contains(err.Error(), "connection refused") ||
+		strings.Contains(err.Error(), "connection reset")
+}
+
+// withCauses adds the messages of a status' causes that its message does
+// not already contain (a failed JSON-patch test says why only there).
+func withCauses(s metav1.Status) string {
+	msg := s.Message
+	if s.Details == nil {
+		return msg
+	}
+	for _, c := range s.Details.Causes {
+		if c.Message != "" && !strings.Contains(msg, c.Message) {
+			msg += "; " + c.Message
+		}
+	}
+	return msg
+}
+
+// oneLine joins a multi-line message into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

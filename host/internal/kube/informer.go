@@ -1,0 +1,105 @@
+package kube
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// EventType says what happened to a watched object.
+type EventType string
+
+// Event types, named as the watch protocol names them.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// Event is one change of a watched object.
+type Event struct {
+	Type EventType
+	// Object is the object as it is now (its last known state when
+	// deleted). It is shared with the watch cache: do not modify it.
+	Object *unstructured.Unstructured
+	// Initial says the object came from the first listing of its
+	// namespace (Type is then Added): Kopf's "resume" for objects that
+	// existed before the watch started.
+	Initial bool
+}
+
+// Handler receives the events of a [Watch]. Events of one namespace come
+// one at a time, in order, from one goroutine; events of different
+// namespaces may come concurrently. A Handler must return quickly (queue
+// the work elsewhere) and must not call [Watch.Stop].
+type Handler func(Event)
+
+// newInformer builds (without running) an informer that lists and watches
+// one resource in one namespace ("" for all of them or for a cluster-scoped
+// resource).
+func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) cache.SharedIndexInformer {
+	ri := c.dyn.Resource(gvr).Namespace(namespace)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return ri.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return ri.Watch(ctx, opts)
+		},
+	}
+	desc := gvrString(gvr)
+	if namespace != "" {
+		desc += " in " + namespace
+	}
+	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
+		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		ObjectDescription: desc,
+	})
+	if !c.opts.KeepManagedFields {
+		_ = inf.SetTransform(dropManagedFields) // fails only once running
+	}
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		c.log.Warn("watch interrupted; it will resume", "resource", desc, "error", err)
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	return inf
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		u.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// eventHandler adapts a [Handler] to the informer's callbacks. Updates that
+// bring no new resourceVersion (a relist after 410 Gone) are not passed on.
+func eventHandler(h Handler) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				h(Event{Type: Added, Object: u, Initial: initial})
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			u, ok := newObj.(*unstructured.Unstructured)
+			old, _ := oldObj.(*unstructured.Unstructured)
+			if ok && (old == nil || old.GetResourceVersion() != u.GetResourceVersion()) {
+				h(Event{Type: Modified, Object: u})
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				h(Event{Type: Deleted, Object: u})
+			}
+		},
+	}
+}
