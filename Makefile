@@ -1,0 +1,82 @@
+# kopf-wasm's one test command is `make test` (CI runs it through .ci/run):
+#   1. builds the local control plane (etcd, kube-apiserver) if it is not cached,
+#   2. builds the wasm modules the tests load (bin/wasm/<name>.wasm),
+#   3. checks gofmt, runs go vet on every module (guest modules for wasip1),
+#   4. runs every module's tests, including the end-to-end tests on the real
+#      control plane (the smoke test first, verbosely).
+#
+# Modules: . (host + CLI), abi, guest-sdk, examples; go.work ties them together.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+MAKEFLAGS += --no-print-directory
+
+GO ?= go
+WASIP1 := GOOS=wasip1 GOARCH=wasm
+EXAMPLES_MODULE := github.com/kopf-wasm/kopf-wasm/examples
+
+# Wasm modules built by `make wasm`: package paths inside the examples module.
+# Every main package there is found automatically; add others with
+#   WASM_PACKAGES += some/pkg
+# Each builds to bin/wasm/<last path element>.wasm, where internal/wasmtest
+# looks for it, so the last elements must be unique.
+WASM_PACKAGES = $(patsubst $(EXAMPLES_MODULE)/%,%,$(shell cd examples && $(WASIP1) $(GO) list -e -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./... 2>/dev/null))
+WASM_OUT := bin/wasm
+
+# guest-sdk packages that also build natively (they do not reach go-pdk,
+# whose //go:wasmimport functions exist only on wasm).
+GUEST_SDK_NATIVE = $(shell cd guest-sdk && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | grep -v ' github.com/extism/go-pdk' | cut -d' ' -f1)
+
+.PHONY: test check-go deps controlplane wasm fmt vet gotest clean
+
+test: check-go deps controlplane wasm fmt vet gotest
+	@echo "make test: all passed"
+
+check-go:
+	@command -v $(GO) >/dev/null 2>&1 || { echo "make: no Go toolchain ('$(GO)') on PATH; install Go 1.24 or newer (https://go.dev/doc/install) and run make again" >&2; exit 1; }
+
+deps: check-go
+	@echo "== go mod download (all workspace modules)"
+	@$(GO) mod download || { echo "make: downloading Go modules failed (see above); check the network and GOPROXY ($$($(GO) env GOPROXY)), then run make again" >&2; exit 1; }
+
+controlplane: check-go
+	@echo "== control plane (hack/controlplane/build.sh; cached after the first build)"
+	@hack/controlplane/build.sh
+
+wasm: check-go
+	@echo "== wasm modules -> $(WASM_OUT)/"
+	@mkdir -p $(WASM_OUT)
+	@pkgs="$(strip $(WASM_PACKAGES))"; \
+	dups=$$(for p in $$pkgs; do basename "$$p"; done | sort | uniq -d); \
+	if [ -n "$$dups" ]; then echo "make: two wasm packages would both build $(WASM_OUT)/$$dups.wasm; rename one" >&2; exit 1; fi; \
+	for p in $$pkgs; do \
+	  out="$(CURDIR)/$(WASM_OUT)/$$(basename "$$p").wasm"; \
+	  (cd examples && $(WASIP1) $(GO) build -buildmode=c-shared -o "$$out" "./$$p") || { echo "make: building $$p for wasip1 failed (see above)" >&2; exit 1; }; \
+	  touch "$$out"; echo "   $$p"; \
+	done
+
+fmt:
+	@echo "== gofmt"
+	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path './.cache/*' -not -path '*/testdata/*'); \
+	bad=$$(gofmt -l $$files); \
+	if [ -n "$$bad" ]; then echo "make: these files need gofmt -w:" >&2; echo "$$bad" >&2; exit 1; fi
+
+vet:
+	@echo "== go vet"
+	$(GO) vet ./...
+	cd abi && $(GO) vet ./...
+	cd guest-sdk && $(WASIP1) $(GO) vet ./...
+	@pkgs="$(strip $(GUEST_SDK_NATIVE))"; if [ -n "$$pkgs" ]; then echo "cd guest-sdk && $(GO) vet $$pkgs"; cd guest-sdk && $(GO) vet $$pkgs; fi
+	cd examples && $(WASIP1) $(GO) vet ./...
+
+gotest:
+	@echo "== go test: the end-to-end smoke test on the real control plane"
+	$(GO) test -count=1 -v -run '^TestSmokeE2E$$' ./internal/testenv
+	@echo "== go test: every module"
+	$(GO) test -count=1 -skip '^TestSmokeE2E$$' ./...
+	cd abi && $(GO) test -count=1 ./...
+	@pkgs="$(strip $(GUEST_SDK_NATIVE))"; if [ -n "$$pkgs" ]; then echo "cd guest-sdk && $(GO) test -count=1 $$pkgs"; cd guest-sdk && $(GO) test -count=1 $$pkgs; fi
+
+clean:
+	rm -rf bin
