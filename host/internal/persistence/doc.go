@@ -1,0 +1,31 @@
+// Package persistence keeps a handler's state on the object itself, in the
+// format and under the names Kopf uses, so an object handled by Kopf is not
+// seen as new by kopf-wasm and back:
+//
+//   - progress records per handler in annotations "<prefix>/<handler-id>"
+//     (Kopf's StorageKeyFormingConvention: V2 keys, V1 keys while they differ,
+//     hashing of long names, the "-ofDRS" mark), read also from the legacy
+//     status.kopf.progress and purged from both;
+//   - the diff-base essence in "<prefix>/last-handled-configuration";
+//   - the finalizer;
+//   - a [Patch] that gathers one processing cycle's changes for the main
+//     endpoint and for /status, so the reactor sends at most one request per
+//     endpoint and none when nothing changes;
+//   - [Classify], the one place that turns a handler's outcome into its new
+//     progress record, finished flag and retry delay, with Kopf's errors
+//     modes, retries, timeouts and backoff.
+//
+// The reactor calls it once per processing cycle: [Storage.Essence] and
+// [Storage.FetchDiffBase] for cause detection, [Storage.LoadState] and
+// [State.ForCause] before running handlers, [Check] and [Classify] around each
+// call, [Storage.StoreState], [Patch.AddResult], [Patch.MergeHandlerPatch],
+// [Storage.PurgeState], [Storage.StoreDiffBase] and the finalizer helpers
+// after, then sends [Patch.Main] and [Patch.Status] through the kube package.
+// It builds patches only; it never talks to the API (kube applies them) and
+// calls nothing but objects, abi, x/crypto's blake2b and the standard library.
+//
+// # Objects
+//
+// Objects are JSON-like values, map[string]any as apimachinery's unstructured
+// holds them. Nothing here modifies a body it is given.
+package persistence

@@ -1,0 +1,211 @@
+package persistence
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
+)
+
+// Content types of the requests a [Patch] produces.
+const (
+	MergePatchType = "application/merge-patch+json"
+	JSONPatchType  = "application/json-patch+json"
+)
+
+// Patch gathers one processing cycle's changes to one object: a merge patch
+// for the main endpoint, one for /status, and JSON-patch operations for
+// each. Progress records, results, handler patches, the diff-base and the
+// finalizer all land here, so that the reactor sends at most one merge patch
+// per endpoint per cycle (plus a JSON patch only when a handler asked for
+// JSON-patch operations) and nothing when nothing changes.
+//
+// Status goes to /status only when the resource has the status subresource;
+// otherwise the main endpoint ignores nothing and everything, status
+// included, goes there in one request (Kopf does the same).
+//
+// A Patch is not safe for concurrent use; one cycle owns it.
+type Patch struct {
+	statusSubresource  bool
+	main, status       map[string]any
+	mainOps, statusOps []abi.JSONPatchOp
+	lock               string
+}
+
+// NewPatch starts an empty patch. statusSubresource says whether the
+// resource serves status through /status.
+func NewPatch(statusSubresource bool) *Patch {
+	return &Patch{statusSubresource: statusSubresource, main: map[string]any{}, status: map[string]any{}}
+}
+
+// doc returns the merge-patch document that a field with this path goes to.
+func (p *Patch) doc(path objects.Path) map[string]any {
+	if p.statusSubresource && len(path) > 0 && path[0] == "status" {
+		return p.status
+	}
+	return p.main
+}
+
+// Set puts value at path (an object path such as status.fn or
+// metadata.annotations.key); nil sends a null, which removes the field.
+func (p *Patch) Set(path objects.Path, value any) {
+	objects.Set(p.doc(path), path, objects.DeepCopy(value))
+}
+
+// Get returns what the patch holds at path so far.
+func (p *Patch) Get(path objects.Path) (any, bool) {
+	return objects.Get(p.doc(path), path)
+}
+
+// Unset drops path from the patch (so it is not sent at all).
+func (p *Patch) Unset(path objects.Path) { objects.Remove(p.doc(path), path) }
+
+// Merge folds an object-shaped merge patch into this one; its status part
+// goes to /status when the resource has that subresource.
+func (p *Patch) Merge(doc map[string]any) {
+	for key, value := range doc {
+		objects.MergeInto(p.doc(objects.Path{key}), map[string]any{key: value})
+	}
+}
+
+// AddResult stores a handler's result under status.<id>, as Kopf does: a JSON
+// object is merged into what is there, any other value replaces it, and an
+// absent or null result writes nothing.
+func (p *Patch) AddResult(id string, result json.RawMessage) error {
+	if len(result) == 0 {
+		return nil
+	}
+	v, err := objects.Decode(result)
+	if err != nil {
+		return &InvalidOutputError{Handler: id, What: "result", Err: err}
+	}
+	switch v := v.(type) {
+	case nil:
+	case map[string]any:
+		p.Merge(map[string]any{"status": map[string]any{id: v}})
+	default:
+		p.Set(objects.Path{"status", id}, v)
+	}
+	return nil
+}
+
+// MergeHandlerPatch folds a handler's patch in: the merge part with the
+// cycle's merge patches, the JSON-patch operations after them.
+func (p *Patch) MergeHandlerPatch(id string, hp *abi.Patch) error {
+	if hp == nil {
+		return nil
+	}
+	if len(hp.Merge) > 0 {
+		doc, err := objects.DecodeMap(hp.Merge)
+		if err != nil {
+			return &InvalidOutputError{Handler: id, What: "merge patch", Err: err}
+		}
+		p.Merge(doc)
+	}
+	for _, op := range hp.JSON {
+		if err := validateOp(op); err != nil {
+			return &InvalidOutputError{Handler: id, What: "json patch", Err: err}
+		}
+		if p.statusSubresource && (op.Path == "/status" || strings.HasPrefix(op.Path, "/status/")) {
+			p.statusOps = append(p.statusOps, op)
+		} else {
+			p.mainOps = append(p.mainOps, op)
+		}
+	}
+	return nil
+}
+
+func validateOp(op abi.JSONPatchOp) error {
+	switch op.Op {
+	case "add", "replace", "test":
+		if len(op.Value) == 0 {
+			return fmt.Errorf("op[%s] path[%s] has no value", op.Op, op.Path)
+		}
+	case "remove":
+	case "move", "copy":
+		if !strings.HasPrefix(op.From, "/") {
+			return fmt.Errorf("op[%s] path[%s] has no from", op.Op, op.Path)
+		}
+	default:
+		return fmt.Errorf("unknown op[%s]", op.Op)
+	}
+	if !strings.HasPrefix(op.Path, "/") {
+		return fmt.Errorf("op[%s] path[%s] is not a JSON pointer", op.Op, op.Path)
+	}
+	return nil
+}
+
+// Lock makes the main merge patch conditional on the object's
+// resourceVersion (the API server answers 409 Conflict if it moved on). The
+// finalizer helpers set it, so a finalizer list computed from a stale body
+// never overwrites another controller's change.
+func (p *Patch) Lock(resourceVersion string) { p.lock = resourceVersion }
+
+// Minimize drops what would not change body: values it already has, and
+// removals of fields it lacks. Call it with the body the cycle worked on,
+// right before [Patch.Requests].
+func (p *Patch) Minimize(body map[string]any) {
+	objects.Minimize(p.main, body)
+	objects.Minimize(p.status, body)
+}
+
+// Empty reports whether there is nothing to send.
+func (p *Patch) Empty() bool {
+	return objects.PruneEmpty(p.main) && objects.PruneEmpty(p.status) &&
+		len(p.mainOps) == 0 && len(p.statusOps) == 0
+}
+
+// Request is one PATCH to send: to the object ("" subresource) or to its
+// "status" subresource, with a content type and a body.
+type Request struct {
+	Subresource string
+	Type        string
+	Data        []byte
+}
+
+// Requests lists what to send, in Kopf's order: the main merge patch, the
+// status merge patch, then JSON patches for main and status. It is empty
+// when nothing changes.
+func (p *Patch) Requests() ([]Request, error) {
+	var out []Request
+	if !objects.PruneEmpty(p.main) {
+		doc := p.main
+		if p.lock != "" {
+			doc = objects.DeepCopyMap(p.main)
+			objects.Set(doc, objects.Path{"metadata", "resourceVersion"}, p.lock)
+		}
+		if err := appendRequest(&out, "", MergePatchType, doc); err != nil {
+			return nil, err
+		}
+	}
+	if !objects.PruneEmpty(p.status) {
+		if err := appendRequest(&out, "status", MergePatchType, p.status); err != nil {
+			return nil, err
+		}
+	}
+	for _, ops := range []struct {
+		sub string
+		ops []abi.JSONPatchOp
+	}{{"", p.mainOps}, {"status", p.statusOps}} {
+		if len(ops.ops) == 0 {
+			continue
+		}
+		raw, err := json.Marshal(ops.ops)
+		if err != nil {
+			return nil, fmt.Errorf("encode json patch: %w", err)
+		}
+		out = append(out, Request{Subresource: ops.sub, Type: JSONPatchType, Data: raw})
+	}
+	return out, nil
+}
+
+func appendRequest(out *[]Request, sub, typ string, doc map[string]any) error {
+	raw, err := objects.Encode(doc)
+	if err != nil {
+		return fmt.Errorf("encode merge patch: %w", err)
+	}
+	*out = append(*out, Request{Subresource: sub, Type: typ, Data: raw})
+	return nil
+}
