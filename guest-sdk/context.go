@@ -1,0 +1,225 @@
+package kopf
+
+import (
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
+)
+
+// Context is what a handler gets: Kopf's kwargs, decoded lazily from the
+// host's request, a [Patch] to fill, and the host's services. The views
+// (Body, Spec, ...) are read-only by convention: change the object through
+// the Patch. A Context is valid only during its handler's call.
+type Context struct {
+	req     *abi.Request
+	handler *handler
+	host    hostcall.Host
+	module  string
+
+	body      lazy[Object]
+	old, new  lazy[any]
+	param     lazy[any]
+	memo      Memo
+	memoWas   []byte
+	patch     Patch
+	admission *Admission
+	event     *Event
+	logger    *slog.Logger
+	stop      string
+}
+
+// Memo is the per-object memo: it lives in the host's memory between the
+// calls of all handlers of one object and is not persisted.
+type Memo map[string]any
+
+// Reason is the cause of a changing handler's call.
+type Reason = abi.Reason
+
+// Reasons, as Kopf's kopf.Reason.
+const (
+	ReasonCreate = abi.ReasonCreate
+	ReasonUpdate = abi.ReasonUpdate
+	ReasonDelete = abi.ReasonDelete
+	ReasonResume = abi.ReasonResume
+)
+
+// Resource is the resolved resource of the object being handled.
+type Resource = abi.ResourceRef
+
+// DiffItem is one difference between old and new.
+type DiffItem struct {
+	Op    string   // "add", "change" or "remove"
+	Field []string // the path, relative to the field for field handlers
+	Old   any      // nil when absent
+	New   any      // nil when absent
+}
+
+// Event is the raw watch event of an event handler. Type is "" for objects
+// of the initial listing, else ADDED, MODIFIED or DELETED.
+type Event struct {
+	Type   string
+	Object Object
+}
+
+// Admission holds the admission request of a validate or mutate handler.
+// Append to Warnings to return warnings to the client.
+type Admission struct {
+	UID         string
+	Operation   string // CREATE, UPDATE, DELETE or CONNECT
+	Subresource string
+	DryRun      bool
+	UserInfo    Object
+	Headers     map[string][]string
+	Warnings    []string
+}
+
+// lazy decodes a JSON value on first use.
+type lazy[T any] struct {
+	done bool
+	v    T
+}
+
+func (l *lazy[T]) get(raw json.RawMessage) T {
+	if !l.done {
+		l.done = true
+		if len(raw) > 0 {
+			_ = json.Unmarshal(raw, &l.v)
+		}
+	}
+	return l.v
+}
+
+// Handler is the id of the handler being called.
+func (c *Context) Handler() string { return c.req.Handler }
+
+// Reason is the cause of a changing handler's call.
+func (c *Context) Reason() Reason { return c.req.Reason }
+
+// Resource is the resource of the object.
+func (c *Context) Resource() Resource {
+	if c.req.Resource == nil {
+		return Resource{}
+	}
+	return *c.req.Resource
+}
+
+// Body is the whole object.
+func (c *Context) Body() Object { return c.body.get(c.req.Body) }
+
+// Spec is the object's spec.
+func (c *Context) Spec() Object { return c.Body().Map("spec") }
+
+// Meta is the object's metadata.
+func (c *Context) Meta() Object { return c.Body().Map("metadata") }
+
+// Status is the object's status.
+func (c *Context) Status() Object { return c.Body().Map("status") }
+
+// Labels are the object's labels.
+func (c *Context) Labels() map[string]string { return stringMap(c.Meta()["labels"]) }
+
+// Annotations are the object's annotations.
+func (c *Context) Annotations() map[string]string { return stringMap(c.Meta()["annotations"]) }
+
+// Name is the object's name.
+func (c *Context) Name() string { return c.req.Name }
+
+// Namespace is the object's namespace ("" for cluster-scoped objects).
+func (c *Context) Namespace() string { return c.req.Namespace }
+
+// UID is the object's uid.
+func (c *Context) UID() string { return c.req.UID }
+
+// Old is the old state: the diff-base essence for whole-object handlers,
+// the field's value for field handlers, the old body for webhooks.
+func (c *Context) Old() any { return c.old.get(c.req.Old) }
+
+// New is the new state, as [Context.Old].
+func (c *Context) New() any { return c.new.get(c.req.New) }
+
+// Diff lists the differences between old and new.
+func (c *Context) Diff() []DiffItem {
+	out := make([]DiffItem, 0, len(c.req.Diff))
+	for _, d := range c.req.Diff {
+		item := DiffItem{Op: string(d.Op), Field: d.Field}
+		_ = json.Unmarshal(orNull(d.Old), &item.Old)
+		_ = json.Unmarshal(orNull(d.New), &item.New)
+		out = append(out, item)
+	}
+	return out
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// Retry is 0 on the first attempt, then 1, 2, ...
+func (c *Context) Retry() int { return c.req.Retry }
+
+// Started is when the first attempt began.
+func (c *Context) Started() time.Time { return c.req.Started }
+
+// Runtime is the time since the first attempt began.
+func (c *Context) Runtime() time.Duration {
+	return time.Duration(c.req.Runtime * float64(time.Second))
+}
+
+// Param is the handler's [Param] option, decoded as JSON (nil when unset).
+func (c *Context) Param() any { return c.param.get(c.req.Param) }
+
+// DecodeParam decodes the handler's [Param] option into v.
+func (c *Context) DecodeParam(v any) error { return json.Unmarshal(orNull(c.req.Param), v) }
+
+// Memo is the object's memo; changes are kept for the object's next calls.
+func (c *Context) Memo() Memo {
+	if c.memo == nil {
+		c.memo = Memo{}
+		if len(c.req.Memo) > 0 {
+			_ = json.Unmarshal(c.req.Memo, &c.memo)
+		}
+		c.memoWas, _ = json.Marshal(c.memo)
+	}
+	return c.memo
+}
+
+// Patch is the change to the object that the host applies after the call
+// (after every attempt, failed ones included, as Kopf does).
+func (c *Context) Patch() *Patch { return &c.patch }
+
+// Event is the watch event of an event handler, nil for other kinds.
+func (c *Context) Event() *Event {
+	if c.event == nil && c.req.Event != nil {
+		c.event = &Event{Type: c.req.Event.Type}
+		_ = json.Unmarshal(c.req.Event.Object, &c.event.Object)
+	}
+	return c.event
+}
+
+// Admission is the admission request of a webhook, nil for other kinds.
+func (c *Context) Admission() *Admission {
+	if c.admission == nil && c.req.Admission != nil {
+		a := c.req.Admission
+		c.admission = &Admission{UID: a.UID, Operation: a.Operation, Subresource: a.Subresource,
+			DryRun: a.DryRun, Headers: a.Headers}
+		_ = json.Unmarshal(orNull(a.UserInfo), &c.admission.UserInfo)
+	}
+	return c.admission
+}
+
+// Activity is the kind of an activity handler (startup, cleanup, probe).
+func (c *Context) Activity() string { return string(c.req.Activity) }
+
+// Index returns the values of an index at the time of the call, by key.
+func (c *Context) Index(id string) map[string][]any {
+	var out map[string][]any
+	if raw, ok := c.req.Indices[id]; ok {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}

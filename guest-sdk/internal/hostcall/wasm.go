@@ -1,0 +1,94 @@
+//go:build wasip1
+
+package hostcall
+
+import (
+	"runtime"
+
+	"github.com/extism/go-pdk"
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+// The entry points. A Go reactor keeps its runtime between calls, so each
+// export yields once before returning: that lets the garbage collector's
+// background work run, which it otherwise would not in a single-threaded
+// guest that is only ever entered through exports.
+
+//go:wasmexport kopf_manifest
+func exportManifest() int32 {
+	defer runtime.Gosched()
+	out, err := served.Manifest()
+	return finish(out, err)
+}
+
+//go:wasmexport kopf_handle
+func exportHandle() int32 {
+	defer runtime.Gosched()
+	out, err := served.Handle(pdk.Input(), wasmHost{})
+	return finish(out, err)
+}
+
+func finish(out []byte, err error) int32 {
+	if err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	pdk.Output(out)
+	return 0
+}
+
+//go:wasmimport kopf:host/v1 log
+func hostLog(request uint64) uint64
+
+//go:wasmimport kopf:host/v1 post_event
+func hostPostEvent(request uint64) uint64
+
+//go:wasmimport kopf:host/v1 kube_request
+func hostKubeRequest(request uint64) uint64
+
+//go:wasmimport kopf:host/v1 index_lookup
+func hostIndexLookup(request uint64) uint64
+
+//go:wasmimport kopf:host/v1 sleep_until_stopped
+func hostSleepUntilStopped(request uint64) uint64
+
+//go:wasmimport kopf:host/v1 is_stopped
+func hostIsStopped(request uint64) uint64
+
+// wasmHost calls the real host functions. The guest owns both blocks: it
+// frees the request after the call and the reply after reading it.
+type wasmHost struct{}
+
+func (wasmHost) Call(fn string, request []byte) []byte {
+	imported := importOf(fn)
+	if imported == nil {
+		return nil
+	}
+	req := pdk.AllocateBytes(request)
+	defer req.Free()
+	offset := imported(req.Offset())
+	if offset == 0 {
+		return nil
+	}
+	reply := pdk.FindMemory(offset)
+	defer reply.Free()
+	return reply.ReadBytes()
+}
+
+func importOf(fn string) func(uint64) uint64 {
+	switch fn {
+	case abi.HostLog:
+		return hostLog
+	case abi.HostPostEvent:
+		return hostPostEvent
+	case abi.HostKubeRequest:
+		return hostKubeRequest
+	case abi.HostIndexLookup:
+		return hostIndexLookup
+	case abi.HostSleepUntilStopped:
+		return hostSleepUntilStopped
+	case abi.HostIsStopped:
+		return hostIsStopped
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package kopf
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
+)
+
+// Logger is the handler's logger. Records go to the host's log through the
+// log host function; the host adds the module, handler and object.
+func (c *Context) Logger() *slog.Logger {
+	if c.logger == nil {
+		c.logger = slog.New(&logHandler{host: c.host})
+	}
+	return c.logger
+}
+
+// logHandler is a slog.Handler that writes abi.LogRecords to the host. It
+// enables every level: the host filters.
+type logHandler struct {
+	host   hostcall.Host
+	attrs  []slog.Attr
+	groups []string
+}
+
+func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+	fields := map[string]any{}
+	for _, a := range h.attrs {
+		putAttr(fields, a)
+	}
+	scope := fields
+	for _, g := range h.groups {
+		scope = ensureMap(scope, g)
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		putAttr(scope, a)
+		return true
+	})
+	rec := abi.LogRecord{Level: logLevel(r.Level), Message: r.Message}
+	if len(fields) > 0 {
+		rec.Fields = fields
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		rec.Fields = map[string]any{"fields": fmt.Sprint(fields)}
+		if raw, err = json.Marshal(rec); err != nil {
+			return err
+		}
+	}
+	h.host.Call(abi.HostLog, raw)
+	return nil
+}
+
+func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	if len(h.groups) > 0 {
+		attrs = []slog.Attr{nest(h.groups, attrs)}
+	}
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return &c
+}
+
+func (h *logHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	c := *h
+	c.groups = append(append([]string(nil), h.groups...), name)
+	return &c
+}
+
+func nest(groups []string, attrs []slog.Attr) slog.Attr {
+	a := slog.Attr{Key: groups[len(groups)-1], Value: slog.GroupValue(attrs...)}
+	for i := len(groups) - 2; i >= 0; i-- {
+		a = slog.Attr{Key: groups[i], Value: slog.GroupValue(a)}
+	}
+	return a
+}
+
+func putAttr(into map[string]any, a slog.Attr) {
+	v := a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	switch v.Kind() {
+	case slog.KindGroup:
+		scope := into
+		if a.Key != "" {
+			scope = ensureMap(into, a.Key)
+		}
+		for _, g := range v.Group() {
+			putAttr(scope, g)
+		}
+	case slog.KindDuration:
+		into[a.Key] = v.Duration().String()
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			into[a.Key] = err.Error()
+		} else {
+			into[a.Key] = v.Any()
+		}
+	default:
+		into[a.Key] = v.Any()
+	}
+}
+
+func logLevel(l slog.Level) abi.LogLevel {
+	switch {
+	case l < slog.LevelInfo:
+		return abi.LogDebug
+	case l < slog.LevelWarn:
+		return abi.LogInfo
+	case l < slog.LevelError:
+		return abi.LogWarn
+	}
+	return abi.LogError
+}

@@ -1,0 +1,118 @@
+package kopf
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"runtime/debug"
+	"strings"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
+)
+
+func init() {
+	hostcall.Serve(hostcall.Module{
+		Manifest: func() ([]byte, error) { return registered.manifestJSON() },
+		Handle: func(request []byte, host hostcall.Host) ([]byte, error) {
+			return registered.handleJSON(request, host)
+		},
+	})
+}
+
+// registered is the module's registry, filled by the package-level
+// registration functions from the author's init.
+var registered = &registry{}
+
+// registry holds what a module registered: handlers in order, module
+// identity, permissions, and any mistakes found while registering (they
+// are reported by the manifest export, as Kopf raises at decoration time).
+type registry struct {
+	module      abi.ModuleInfo
+	handlers    []*handler
+	byID        map[string]*handler
+	permissions abi.Permissions
+	problems    []string
+}
+
+// handler is one registered handler.
+type handler struct {
+	spec abi.HandlerSpec
+	fn   Handler
+	when func(*Context) bool
+}
+
+func (r *registry) problem(format string, args ...any) {
+	r.problems = append(r.problems, fmt.Sprintf(format, args...))
+}
+
+func (r *registry) add(kind abi.HandlerKind, sel *abi.ResourceSelector, fn Handler, opts []Option) {
+	h := &handler{spec: abi.HandlerSpec{Kind: kind, Resource: sel}, fn: fn}
+	if fn == nil {
+		r.problem("a %s handler has no function", kind)
+		return
+	}
+	for _, o := range opts {
+		if !o.appliesTo(kind) {
+			r.problem("option %s does not apply to %s handlers (handler %s)", o.name, kind, funcName(fn))
+			continue
+		}
+		if err := o.apply(h); err != nil {
+			r.problem("option %s of handler %s: %v", o.name, funcName(fn), err)
+		}
+	}
+	if h.spec.ID == "" {
+		h.spec.ID = funcName(fn)
+	}
+	if f := h.spec.Filters.Field; f != "" && kind != abi.KindIndex {
+		h.spec.ID += "/" + f
+	}
+	if r.byID == nil {
+		r.byID = map[string]*handler{}
+	}
+	if r.byID[h.spec.ID] == nil {
+		r.byID[h.spec.ID] = h
+	}
+	r.handlers = append(r.handlers, h)
+}
+
+// manifest builds the module's manifest, or returns an *abi.ManifestError
+// that lists registration mistakes and validation problems together.
+func (r *registry) manifest() (*abi.Manifest, error) {
+	m := &abi.Manifest{ABIVersion: abi.Version, Module: r.module, Permissions: r.permissions}
+	if m.Module.Name == "" {
+		m.Module.Name = defaultModuleName()
+	}
+	m.Handlers = make([]abi.HandlerSpec, 0, len(r.handlers))
+	for _, h := range r.handlers {
+		m.Handlers = append(m.Handlers, h.spec)
+	}
+	problems := append([]string(nil), r.problems...)
+	if err := m.Validate(); err != nil {
+		me, ok := err.(*abi.ManifestError)
+		if !ok {
+			return nil, err
+		}
+		problems = append(problems, me.Problems...)
+	}
+	if len(problems) > 0 {
+		return nil, &abi.ManifestError{Module: m.Module.Name, Problems: problems}
+	}
+	return m, nil
+}
+
+func (r *registry) manifestJSON() ([]byte, error) {
+	m, err := r.manifest()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// defaultModuleName is the last element of the main package's path.
+func defaultModuleName() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Path != "" {
+		return strings.TrimSuffix(path.Base(bi.Path), ".test")
+	}
+	return "module"
+}
