@@ -9,12 +9,6 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 )
 
-// Content types of the requests a [Patch] produces.
-const (
-	MergePatchType = "application/merge-patch+json"
-	JSONPatchType  = "application/json-patch+json"
-)
-
 // Patch gathers one processing cycle's changes to one object: a merge patch
 // for the main endpoint, one for /status, and JSON-patch operations for
 // each. Progress records, results, handler patches, the diff-base and the
@@ -158,10 +152,11 @@ func (p *Patch) Empty() bool {
 }
 
 // Request is one PATCH to send: to the object ("" subresource) or to its
-// "status" subresource, with a content type and a body.
+// "status" subresource, with its kind (abi.PatchMerge or abi.PatchJSON, as
+// kube.Client.Patch takes them) and its body.
 type Request struct {
 	Subresource string
-	Type        string
+	Type        abi.PatchType
 	Data        []byte
 }
 
@@ -176,12 +171,12 @@ func (p *Patch) Requests() ([]Request, error) {
 			doc = objects.DeepCopyMap(p.main)
 			objects.Set(doc, objects.Path{"metadata", "resourceVersion"}, p.lock)
 		}
-		if err := appendRequest(&out, "", MergePatchType, doc); err != nil {
+		if err := appendRequest(&out, "", abi.PatchMerge, doc); err != nil {
 			return nil, err
 		}
 	}
 	if !objects.PruneEmpty(p.status) {
-		if err := appendRequest(&out, "status", MergePatchType, p.status); err != nil {
+		if err := appendRequest(&out, "status", abi.PatchMerge, p.status); err != nil {
 			return nil, err
 		}
 	}
@@ -196,12 +191,12 @@ func (p *Patch) Requests() ([]Request, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode json patch: %w", err)
 		}
-		out = append(out, Request{Subresource: ops.sub, Type: JSONPatchType, Data: raw})
+		out = append(out, Request{Subresource: ops.sub, Type: abi.PatchJSON, Data: raw})
 	}
 	return out, nil
 }
 
-func appendRequest(out *[]Request, sub, typ string, doc map[string]any) error {
+func appendRequest(out *[]Request, sub string, typ abi.PatchType, doc map[string]any) error {
 	raw, err := objects.Encode(doc)
 	if err != nil {
 		return fmt.Errorf("encode merge patch: %w", err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 )
 
@@ -39,7 +40,7 @@ func requests(t *testing.T, p *Patch) string {
 			sub = "main"
 		}
 		kind := "merge"
-		if r.Type == JSONPatchType {
+		if r.Type == abi.PatchJSON {
 			kind = "json"
 		}
 		lines = append(lines, sub+" "+kind+" "+string(r.Data))
