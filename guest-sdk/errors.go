@@ -3,6 +3,7 @@ package kopf
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
@@ -65,7 +66,11 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("kopf: %s: %s (%d %s, refused by the %s)", e.Call, e.Message, e.Code, e.Reason, e.Origin)
+	status := strings.TrimSpace(fmt.Sprintf("%d %s", e.Code, e.Reason))
+	if e.Origin != "" {
+		status += " from the " + e.Origin
+	}
+	return fmt.Sprintf("kopf: %s: %s (%s)", e.Call, e.Message, status)
 }
 
 // Is matches the sentinels by code and reason, as Kubernetes clients do.

@@ -186,7 +186,9 @@ func (h *Host) Events() []abi.EventRequest { return decoded[abi.EventRequest](h,
 
 // KubeRequests returns the Kubernetes requests made so far, refused ones
 // included.
-func (h *Host) KubeRequests() []abi.KubeRequest { return decoded[abi.KubeRequest](h, abi.HostKubeRequest) }
+func (h *Host) KubeRequests() []abi.KubeRequest {
+	return decoded[abi.KubeRequest](h, abi.HostKubeRequest)
+}
 
 // Sleeps returns the seconds of each sleep_until_stopped call so far.
 func (h *Host) Sleeps() []float64 {

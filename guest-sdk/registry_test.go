@@ -1,0 +1,146 @@
+package kopf
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+func createFn(*Context) (any, error) { return nil, nil }
+
+type operator struct{}
+
+func (operator) reconcile(*Context) (any, error) { return nil, nil }
+
+func TestDefaultIDs(t *testing.T) {
+	closure := func(*Context) (any, error) { return nil, nil }
+	tests := []struct {
+		name     string
+		register func()
+		want     string
+	}{
+		{"function name without package", func() { OnCreate("", "v1", "pods", createFn) }, "createFn"},
+		{"explicit id", func() { OnCreate("", "v1", "pods", createFn, ID("create_fn")) }, "create_fn"},
+		{"field suffix", func() { OnField("", "v1", "pods", createFn, Field("spec.x")) }, "createFn/spec.x"},
+		{"field suffix after explicit id", func() { OnUpdate("", "v1", "pods", createFn, ID("u"), Field("spec.x")) }, "u/spec.x"},
+		{"index takes no suffix", func() { Index("", "v1", "pods", createFn, Field("spec.x")) }, "createFn"},
+		{"closure", func() { OnCreate("", "v1", "pods", closure) }, "TestDefaultIDs.func1"},
+		{"method value", func() { OnCreate("", "v1", "pods", operator{}.reconcile) }, "operator.reconcile"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := fresh(t)
+			tt.register()
+			m, err := r.manifest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Handlers[0].ID; got != tt.want {
+				t.Errorf("id = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestShortName(t *testing.T) {
+	tests := map[string]string{
+		"main.createFn":                         "createFn",
+		"github.com/a/b/handlers.createFn":      "createFn",
+		"github.com/a/b/handlers.init.func1":    "init.func1",
+		"github.com/a/b/handlers.(*T).Run-fm":   "T.Run",
+		"github.com/a/b/handlers.generic[...]":  "generic",
+		"example.com/x.y/handlers.delete_child": "delete_child",
+	}
+	for full, want := range tests {
+		if got := shortName(full); got != want {
+			t.Errorf("shortName(%q) = %q, want %q", full, got, want)
+		}
+	}
+}
+
+func TestRegistrationMistakes(t *testing.T) {
+	tests := []struct {
+		name     string
+		register func()
+		want     string
+	}{
+		{"option of another kind", func() { OnCreate("", "v1", "pods", createFn, Interval(time.Second)) },
+			"option Interval does not apply to create handlers"},
+		{"field handler without field", func() { OnField("", "v1", "pods", createFn) },
+			"is a field handler without a field"},
+		{"bad label filter", func() { OnCreate("", "v1", "pods", createFn, Labels(map[string]any{"a": 1})) },
+			`the filter of "a" is int`},
+		{"nil value", func() { OnCreate("", "v1", "pods", createFn, Field("spec.x"), Value(nil)) },
+			"use kopf.Absent"},
+		{"value without field", func() { OnUpdate("", "v1", "pods", createFn, New("x")) },
+			"filters on value/old/new without a field"},
+		{"duplicate ids", func() { OnCreate("", "v1", "pods", createFn); OnUpdate("", "v1", "pods", createFn, ID("createFn")) },
+			`handler "createFn" is declared twice`},
+		{"nil function", func() { OnCreate("", "v1", "pods", nil) }, "a create handler has no function"},
+		{"empty operations", func() { OnValidate("", "v1", "pods", createFn, Operations()) }, "no operations"},
+		{"unknown verb", func() { OnStartup(createFn); Permit("", "pods", "steal") }, `unknown verb "steal"`},
+		{"no resource", func() { OnCreate("", "v1", "", createFn) }, "has no resource"},
+		{"events take no error options", func() { OnEvent("", "v1", "pods", createFn, Retries(3)) },
+			"option Retries does not apply to event handlers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := fresh(t)
+			tt.register()
+			_, err := r.manifest()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("manifest error = %v, want it to mention %q", err, tt.want)
+			}
+			if _, ok := err.(*abi.ManifestError); !ok {
+				t.Errorf("error is %T, want *abi.ManifestError", err)
+			}
+			if _, err := r.manifestJSON(); err == nil {
+				t.Error("the manifest export succeeds despite the mistake")
+			}
+		})
+	}
+}
+
+func TestOptionsReachTheManifest(t *testing.T) {
+	r := fresh(t)
+	Daemon("apps", "v1", "deployments", createFn, CancellationBackoff(2*time.Second),
+		CancellationPolling(500*time.Millisecond), Field("spec.replicas"), Value(3))
+	OnMutate("", "v1", "pods", createFn, ID("mutate"), Subresource("*"), Persistent(), SideEffects(), IgnoreFailures())
+	OnDelete("", "v1", "pods", createFn, ID("del"), Optional())
+	OnResume("", "v1", "pods", createFn, ID("res"), Deleted(), Old(Absent))
+	m, err := r.manifest()
+	if err == nil {
+		t.Fatal("Old on a resume handler was accepted")
+	}
+	r.problems = nil
+	m, err = r.manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"id":"createFn/spec.replicas","kind":"daemon","resource":{"group":"apps","version":"v1","name":"deployments"},"filters":{"field":"spec.replicas","value":{"value":3}},"options":{"cancellationBackoff":2,"cancellationPolling":0.5}}`,
+		`{"id":"mutate","kind":"mutate","resource":{"version":"v1","name":"pods"},"filters":{},"options":{"subresource":"*","persistent":true,"sideEffects":true,"ignoreFailures":true}}`,
+		`{"id":"del","kind":"delete","resource":{"version":"v1","name":"pods"},"filters":{},"options":{"optional":true}}`,
+		`{"id":"res","kind":"resume","resource":{"version":"v1","name":"pods"},"filters":{},"options":{"deleted":true}}`,
+	}
+	for i, w := range want {
+		if got := jsonString(t, m.Handlers[i]); got != w {
+			t.Errorf("handler %d:\n got %s\nwant %s", i, got, w)
+		}
+	}
+}
+
+func TestDefaultModuleName(t *testing.T) {
+	r := fresh(t)
+	r.module = abi.ModuleInfo{}
+	OnStartup(createFn)
+	m, err := r.manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Module.Name != "guest-sdk" {
+		t.Errorf("default module name = %q, want the main package's last path element", m.Module.Name)
+	}
+}
