@@ -88,9 +88,9 @@ func TestContextViews(t *testing.T) {
 		Resource: &abi.ResourceRef{Version: "v1", Plural: "kopfexamples"},
 		Body:     json.RawMessage(`{"metadata":{"labels":{"a":"b"},"annotations":{"c":"d"}},"spec":{"f":1},"status":{"s":true}}`),
 		Old:      json.RawMessage(`{"spec":{"f":0}}`), New: json.RawMessage(`{"spec":{"f":1}}`),
-		Diff:    []abi.DiffItem{{Op: abi.DiffChange, Field: []string{"spec", "f"}, Old: json.RawMessage("0"), New: json.RawMessage("1")}},
-		Retry:   2, Runtime: 1.5, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Param:   json.RawMessage(`[1,2]`), Memo: json.RawMessage(`{"k":"v"}`),
+		Diff:  []abi.DiffItem{{Op: abi.DiffChange, Field: []string{"spec", "f"}, Old: json.RawMessage("0"), New: json.RawMessage("1")}},
+		Retry: 2, Runtime: 1.5, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Param: json.RawMessage(`[1,2]`), Memo: json.RawMessage(`{"k":"v"}`),
 		Indices: map[string]json.RawMessage{"byName": json.RawMessage(`{"x":["ns"]}`)},
 	}
 	resp := run(t, &recorder{}, req)
