@@ -1,0 +1,13 @@
+// Package testguests holds wasm modules that the host's tests load: one that
+// behaves (for the call-overhead benchmarks) and several that misbehave on
+// purpose (loop, run out of memory, panic, return bad JSON or huge output,
+// lack an export, speak another ABI version, declare an invalid manifest).
+//
+// They are written with raw go-pdk and the abi package, not the guest SDK,
+// so that they exercise the runtime alone. Each sub-directory is a package
+// main built with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/wasm/<name>.wasm ./testguests/<name>
+//
+// (the Makefile's wasm target, or internal/wasmtest from a test).
+package testguests

@@ -1,0 +1,167 @@
+package wasmrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+// hostFunc is the body of one host function: the request's raw JSON in,
+// the reply out (nil for no reply).
+type hostFunc func(ctx context.Context, c *call, in []byte) any
+
+// hostFunctions returns the host functions of abi.HostNamespace.
+func (r *Runtime) hostFunctions() []extism.HostFunction {
+	funcs := map[string]hostFunc{
+		abi.HostLog:               r.hostLog,
+		abi.HostPostEvent:         hostPostEvent,
+		abi.HostKubeRequest:       hostKubeRequest,
+		abi.HostIndexLookup:       hostIndexLookup,
+		abi.HostSleepUntilStopped: hostSleepUntilStopped,
+		abi.HostIsStopped:         hostIsStopped,
+	}
+	var out []extism.HostFunction
+	for name, fn := range funcs {
+		out = append(out, wrapHostFunc(name, fn))
+	}
+	return out
+}
+
+// wrapHostFunc adapts fn to Extism's stack convention: one i64 in (the
+// offset of the request block), one i64 out (the offset of the reply block,
+// or 0). A panic in fn becomes a 500 reply.
+func wrapHostFunc(name string, fn hostFunc) extism.HostFunction {
+	f := extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		in, err := p.ReadBytes(stack[0])
+		var reply any
+		if err != nil {
+			reply = abi.HostReply{Error: badRequest(name, err)}
+		} else {
+			reply = safeCall(ctx, name, fn, in)
+		}
+		stack[0] = 0
+		if reply == nil {
+			return
+		}
+		b, err := json.Marshal(reply)
+		if err != nil {
+			b, _ = json.Marshal(abi.HostReply{Error: internalError(name, err)})
+		}
+		if off, err := p.WriteBytes(b); err == nil {
+			stack[0] = off
+		}
+	}, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
+	f.SetNamespace(abi.HostNamespace)
+	return f
+}
+
+func safeCall(ctx context.Context, name string, fn hostFunc, in []byte) (reply any) {
+	defer func() {
+		if v := recover(); v != nil {
+			reply = abi.HostReply{Error: internalError(name, fmt.Errorf("panic: %v", v))}
+		}
+	}()
+	return fn(ctx, callFrom(ctx), in)
+}
+
+func (r *Runtime) hostLog(ctx context.Context, c *call, in []byte) any {
+	var rec abi.LogRecord
+	if err := json.Unmarshal(in, &rec); err != nil {
+		rec = abi.LogRecord{Level: abi.LogWarn, Message: "the guest sent a log record that is not JSON: " + err.Error()}
+	}
+	attrs := c.logAttrs()
+	keys := make([]string, 0, len(rec.Fields))
+	for k := range rec.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		attrs = append(attrs, slog.Any(k, rec.Fields[k]))
+	}
+	r.opts.Logger.LogAttrs(ctx, slogLevel(rec.Level), rec.Message, attrs...)
+	return nil
+}
+
+func hostPostEvent(ctx context.Context, c *call, in []byte) any {
+	var ev abi.EventRequest
+	if err := json.Unmarshal(in, &ev); err != nil {
+		return abi.HostReply{Error: badRequest(abi.HostPostEvent, err)}
+	}
+	if err := c.host.PostEvent(ctx, ev); err != nil {
+		return abi.HostReply{Error: asHostError(err)}
+	}
+	return abi.HostReply{}
+}
+
+func hostKubeRequest(ctx context.Context, c *call, in []byte) any {
+	var req abi.KubeRequest
+	if err := json.Unmarshal(in, &req); err != nil {
+		return abi.KubeResponse{Error: badRequest(abi.HostKubeRequest, err)}
+	}
+	if herr := checkPermission(c.moduleName(), c.permissions(), &req); herr != nil {
+		return abi.KubeResponse{Error: herr}
+	}
+	return c.host.Kube(ctx, req)
+}
+
+func hostIndexLookup(ctx context.Context, c *call, in []byte) any {
+	var req abi.IndexLookupRequest
+	if err := json.Unmarshal(in, &req); err != nil {
+		return abi.IndexLookupResponse{Error: badRequest(abi.HostIndexLookup, err)}
+	}
+	return c.host.IndexLookup(ctx, req)
+}
+
+func hostSleepUntilStopped(ctx context.Context, c *call, in []byte) any {
+	var req abi.SleepRequest
+	if err := json.Unmarshal(in, &req); err != nil || req.Seconds < 0 {
+		req.Seconds = 0
+	}
+	return c.host.SleepUntilStopped(ctx, time.Duration(req.Seconds*float64(time.Second)))
+}
+
+func hostIsStopped(ctx context.Context, c *call, _ []byte) any {
+	return c.host.IsStopped(ctx)
+}
+
+func slogLevel(l abi.LogLevel) slog.Level {
+	switch l {
+	case abi.LogDebug:
+		return slog.LevelDebug
+	case abi.LogWarn:
+		return slog.LevelWarn
+	case abi.LogError:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+func badRequest(fn string, err error) *abi.HostError {
+	return &abi.HostError{Code: http.StatusBadRequest, Reason: "BadRequest", Origin: abi.OriginHost,
+		Message: fmt.Sprintf("%s: the request is not valid: %v", fn, err)}
+}
+
+func internalError(fn string, err error) *abi.HostError {
+	return &abi.HostError{Code: http.StatusInternalServerError, Reason: "InternalError", Origin: abi.OriginHost,
+		Message: fmt.Sprintf("%s failed in the host: %v", fn, err)}
+}
+
+// asHostError keeps an *abi.HostError as it is and wraps anything else as
+// a 500 of the host.
+func asHostError(err error) *abi.HostError {
+	var herr *abi.HostError
+	if errors.As(err, &herr) {
+		return herr
+	}
+	return &abi.HostError{Code: http.StatusInternalServerError, Reason: "InternalError",
+		Origin: abi.OriginHost, Message: err.Error()}
+}

@@ -1,0 +1,138 @@
+package wasmrt
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+func TestLoad(t *testing.T) {
+	r := newRuntime(t, Options{})
+	wasm := guest(t, "good")
+	m, err := r.Load(t.Context(), "good.wasm", wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := m.Manifest()
+	if man.Module.Name != "good" || len(man.Handlers) != 3 || man.Handlers[0].ID != "ok" {
+		t.Errorf("manifest = %+v", man)
+	}
+	if m.Digest() != Digest(wasm) || !strings.HasPrefix(m.Digest(), "sha256:") || len(m.Digest()) != 71 {
+		t.Errorf("digest = %q", m.Digest())
+	}
+	if s := m.Stats(); s.Live != 1 || s.Idle != 1 || s.Created != 1 {
+		t.Errorf("stats after load = %+v, want the manifest's instance pooled", s)
+	}
+	m.Close()
+	if _, err := m.Handle(t.Context(), request("ok", 10), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("handle after close: %v, want ErrClosed", err)
+	}
+	if s := m.Stats(); s.Live != 0 {
+		t.Errorf("stats after close = %+v", s)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	r := newRuntime(t, Options{})
+	tests := []struct {
+		name  string
+		wasm  []byte
+		is    error  // errors.Is target, or nil
+		as    any    // errors.As target, or nil
+		words string // must be in the message
+	}{
+		{"text", []byte("#!/bin/sh\necho hello"), ErrNotWasm, nil, "go build -buildmode=c-shared"},
+		{"truncated", []byte("\x00asm\x01\x00\x00\x00\x01\x05"), ErrCompile, nil, "rebuild it"},
+		{"noexport", guest(t, "noexport"), ErrMissingExport, nil, "not kopf_handle: rebuild it with the kopf-wasm guest SDK for ABI v1"},
+		{"wrongabi", guest(t, "wrongabi"), nil, new(*abi.VersionError), "built for ABI v2, but this host speaks v1"},
+		{"badmanifest", guest(t, "badmanifest"), nil, new(*abi.ManifestError), "has no id"},
+		{"manifestjson", guest(t, "manifestjson"), ErrManifestJSON, nil, "rebuild it with the kopf-wasm guest SDK"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := r.Load(t.Context(), tt.name+".wasm", tt.wasm)
+			if err == nil {
+				m.Close()
+				t.Fatal("loaded")
+			}
+			var lerr *LoadError
+			if !errors.As(err, &lerr) || lerr.Module != tt.name+".wasm" || lerr.Digest != Digest(tt.wasm) {
+				t.Errorf("error %T %v is not a *LoadError for the module", err, err)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v is not %v", err, tt.is)
+			}
+			if tt.as != nil && !errors.As(err, tt.as) {
+				t.Errorf("error %v is not a %T", err, tt.as)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.words) || strings.Contains(msg, "\n") {
+				t.Errorf("message %q: want one line with %q", msg, tt.words)
+			}
+		})
+	}
+	// Failed loads leave nothing behind.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.compiled) != 0 || len(r.modules) != 0 {
+		t.Errorf("runtime keeps %d compiled and %d modules after failed loads", len(r.compiled), len(r.modules))
+	}
+}
+
+func TestLoadCompilesOncePerDigest(t *testing.T) {
+	r := newRuntime(t, Options{})
+	wasm := guest(t, "good")
+	const loaders = 4
+	modules := make([]*Module, loaders)
+	var wg sync.WaitGroup
+	for i := range loaders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := r.Load(context.Background(), "good", wasm)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			modules[i] = m
+		}()
+	}
+	wg.Wait()
+	if n := r.compiles.Load(); n != 1 {
+		t.Errorf("%d concurrent loads compiled %d times, want 1", loaders, n)
+	}
+	for _, m := range modules {
+		if m != nil {
+			m.Close()
+		}
+	}
+	// The last close frees the code: the next load compiles again.
+	m := load(t, r, "good")
+	defer m.Close()
+	if n := r.compiles.Load(); n != 2 {
+		t.Errorf("compiles after reload = %d, want 2", n)
+	}
+}
+
+func TestLoadWithCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	r := newRuntime(t, Options{CacheDir: dir})
+	m := load(t, r, "good")
+	m.Close()
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("cache dir has %d entries (%v), want the compiled code", len(entries), err)
+	}
+	// A second runtime on the same directory loads from the cache.
+	r2 := newRuntime(t, Options{CacheDir: dir})
+	m2 := load(t, r2, "good")
+	defer m2.Close()
+	if _, err := m2.Handle(t.Context(), request("ok", 100), nil); err != nil {
+		t.Fatal(err)
+	}
+}

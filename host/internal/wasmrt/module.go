@@ -1,0 +1,172 @@
+package wasmrt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+// Module is a loaded module: its manifest and a pool of instances. It is
+// safe for concurrent use; Close it when it is no longer needed.
+type Module struct {
+	rt       *Runtime
+	code     *compiled
+	name     string
+	manifest abi.Manifest
+	pool     *pool
+	logger   *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup // calls in flight
+}
+
+// newModule instantiates the code once, checks the exports, reads and
+// validates the manifest, and keeps the instance as the first of the pool.
+func newModule(ctx context.Context, rt *Runtime, c *compiled, name string) (*Module, error) {
+	m := &Module{rt: rt, code: c, name: name, logger: rt.opts.Logger.With("module", name)}
+	m.manifest.Module.Name = name // until the guest says otherwise
+	inst, err := newInstance(ctx, c, m.guestLog)
+	if err != nil {
+		return nil, fmt.Errorf("cannot instantiate the module: %w; it may import host functions of another ABI version: rebuild it with the kopf-wasm guest SDK for ABI v%d", err, abi.Version)
+	}
+	if err := m.init(ctx, inst); err != nil {
+		inst.close()
+		return nil, err
+	}
+	m.pool = newPool(rt.opts.PoolSize, m.newInstance)
+	m.pool.add(inst)
+	return m, nil
+}
+
+// init reads the manifest with inst and checks it and the exports.
+func (m *Module) init(ctx context.Context, inst *instance) error {
+	if !inst.has("_initialize") && inst.has("_start") {
+		return fmt.Errorf("%w: rebuild it with -buildmode=c-shared", ErrNotReactor)
+	}
+	if !inst.has(abi.ExportManifest) {
+		return fmt.Errorf("%w: it does not export %s, so it is not a kopf-wasm module: build it with the kopf-wasm guest SDK (ABI v%d)",
+			ErrMissingExport, abi.ExportManifest, abi.Version)
+	}
+	out, cerr := m.invoke(ctx, inst, abi.ExportManifest, nil, nil, nil)
+	if cerr != nil {
+		return cerr
+	}
+	var man abi.Manifest
+	if err := json.Unmarshal(out, &man); err != nil {
+		return fmt.Errorf("%w (%w): rebuild it with the kopf-wasm guest SDK for ABI v%d", ErrManifestJSON, err, abi.Version)
+	}
+	if man.ABIVersion != abi.Version {
+		return man.Validate() // a *abi.VersionError
+	}
+	if !inst.has(abi.ExportHandle) {
+		return fmt.Errorf("%w: it exports %s but not %s: rebuild it with the kopf-wasm guest SDK for ABI v%d",
+			ErrMissingExport, abi.ExportManifest, abi.ExportHandle, abi.Version)
+	}
+	if err := man.Validate(); err != nil {
+		return err
+	}
+	m.manifest = man
+	inst.plugin.AllowedHosts = man.Permissions.Hosts
+	return nil
+}
+
+// newInstance makes a pooled instance ready for calls: it runs the
+// manifest export once, which also initialises the guest's runtime
+// (_initialize), so that a handler's first call does not pay for it.
+func (m *Module) newInstance(ctx context.Context) (*instance, error) {
+	inst, err := newInstance(ctx, m.code, m.guestLog)
+	if err != nil {
+		return nil, &CallError{Module: m.manifest.Module.Name, Kind: KindInternal, Err: err}
+	}
+	if _, cerr := m.invoke(ctx, inst, abi.ExportManifest, nil, nil, nil); cerr != nil {
+		inst.close()
+		return nil, cerr
+	}
+	inst.plugin.AllowedHosts = m.manifest.Permissions.Hosts
+	return inst, nil
+}
+
+// Manifest returns the module's validated manifest.
+func (m *Module) Manifest() abi.Manifest { return m.manifest }
+
+// Name returns the name the module was loaded with.
+func (m *Module) Name() string { return m.name }
+
+// Digest returns "sha256:<hex>" of the module's bytes.
+func (m *Module) Digest() string { return m.code.digest }
+
+// Stats returns the state of the module's instance pool.
+func (m *Module) Stats() Stats { return m.pool.stats() }
+
+// Close stops new calls, waits for the calls in flight (at most
+// [Options.Timeout]) and frees the module's instances, and its compiled
+// code unless another loaded module shares it.
+func (m *Module) Close() {
+	m.rt.mu.Lock()
+	delete(m.rt.modules, m)
+	m.rt.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closeLocked()
+}
+
+// closeLocked is Close with m.mu held (or m not yet shared).
+func (m *Module) closeLocked() {
+	if m.closed {
+		return
+	}
+	m.closed = true
+	m.pool.close()
+	m.calls.Wait()
+	m.pool.drain()
+	m.rt.release(m.code)
+}
+
+// begin registers a call in flight, or fails if the module is closed.
+func (m *Module) begin() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	m.calls.Add(1)
+	return nil
+}
+
+// invoke calls fn on inst under the runtime's timeout, with the call's
+// state in the context for the host functions.
+func (m *Module) invoke(ctx context.Context, inst *instance, fn string, input []byte, req *abi.Request, host Host) ([]byte, *CallError) {
+	if host == nil {
+		host = NoHost{}
+	}
+	c := &call{module: m, req: req, host: host}
+	if req != nil {
+		c.handler = req.Handler
+	}
+	callCtx, cancel := context.WithTimeout(withCall(ctx, c), m.rt.opts.Timeout)
+	defer cancel()
+	out, cerr := inst.invoke(callCtx, fn, input)
+	if cerr == nil && len(out) > m.rt.opts.MaxOutputBytes {
+		cerr = &CallError{Kind: KindOutputTooLarge,
+			Err: fmt.Errorf("output of %d bytes is above the limit of %d bytes", len(out), m.rt.opts.MaxOutputBytes)}
+	}
+	if cerr != nil {
+		if cerr.Kind == KindTimeout && ctx.Err() != nil {
+			cerr.Kind = KindCanceled
+		}
+		cerr.Module, cerr.Handler = m.manifest.Module.Name, c.handler
+	}
+	return out, cerr
+}
+
+// guestLog receives what a guest logs through Extism's own log functions.
+func (m *Module) guestLog(level extism.LogLevel, msg string) {
+	m.logger.Info(msg, "source", "extism", "level", level.String())
+}

@@ -1,0 +1,126 @@
+package wasmrt
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// pool holds the instances of one module: at most cap(slots) alive, each
+// either idle (in idle) or held by exactly one caller.
+type pool struct {
+	slots  chan struct{}  // one token per live instance
+	idle   chan *instance // instances ready for a call
+	create func(ctx context.Context) (*instance, error)
+	done   chan struct{} // closed by close
+	once   sync.Once
+
+	created   atomic.Uint64
+	discarded atomic.Uint64
+}
+
+func newPool(size int, create func(ctx context.Context) (*instance, error)) *pool {
+	return &pool{
+		slots:  make(chan struct{}, size),
+		idle:   make(chan *instance, size),
+		create: create,
+		done:   make(chan struct{}),
+	}
+}
+
+// get returns an idle instance, or a new one if fewer than the pool's size
+// are alive, or waits for one of these until ctx ends.
+func (p *pool) get(ctx context.Context) (*instance, error) {
+	select {
+	case inst := <-p.idle:
+		return inst, nil
+	default:
+	}
+	select {
+	case inst := <-p.idle:
+		return inst, nil
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-p.done:
+		return nil, ErrClosed
+	}
+	inst, err := p.create(ctx)
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	p.created.Add(1)
+	return inst, nil
+}
+
+// add puts a fresh instance (created outside get) into the pool; it reports
+// false, and the caller must close it, when the pool is full or closed.
+func (p *pool) add(inst *instance) bool {
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		return false
+	}
+	p.created.Add(1)
+	p.put(inst)
+	return true
+}
+
+// put returns an instance after a successful call.
+func (p *pool) put(inst *instance) {
+	select {
+	case <-p.done:
+		p.discard(inst)
+		return
+	default:
+	}
+	p.idle <- inst // never blocks: at most cap(slots) instances exist
+	// close may have drained idle just before the send: drain again.
+	select {
+	case <-p.done:
+		p.drain()
+	default:
+	}
+}
+
+// discard closes an instance that must not be used again and frees its slot.
+func (p *pool) discard(inst *instance) {
+	inst.close()
+	p.discarded.Add(1)
+	<-p.slots
+}
+
+// close stops the pool: idle instances are closed now, busy ones when put.
+func (p *pool) close() {
+	p.once.Do(func() { close(p.done) })
+	p.drain()
+}
+
+func (p *pool) drain() {
+	for {
+		select {
+		case inst := <-p.idle:
+			p.discard(inst)
+		default:
+			return
+		}
+	}
+}
+
+// Stats describe a module's instance pool.
+type Stats struct {
+	Live      int    // instances alive, idle or busy
+	Idle      int    // instances waiting for a call
+	Created   uint64 // instances created since load
+	Discarded uint64 // instances closed (after a failure, or at close)
+}
+
+func (p *pool) stats() Stats {
+	return Stats{
+		Live:      len(p.slots),
+		Idle:      len(p.idle),
+		Created:   p.created.Load(),
+		Discarded: p.discarded.Load(),
+	}
+}

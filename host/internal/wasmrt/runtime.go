@@ -1,0 +1,200 @@
+package wasmrt
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// maxMemoryLimitPages is the most pages a wasm32 memory can have (4 GiB).
+const maxMemoryLimitPages = 65536
+
+// Runtime loads modules and owns their compiled code. It is safe for
+// concurrent use. Close it to free every module it loaded.
+type Runtime struct {
+	opts  Options
+	funcs []extism.HostFunction
+
+	mu       sync.Mutex
+	compiled map[string]*compiled // by digest
+	modules  map[*Module]struct{}
+	closed   bool
+
+	compiles atomic.Int64 // test seam: how many times code was compiled
+}
+
+// compiled is the code of one digest, shared by the modules loaded from it.
+type compiled struct {
+	digest string
+	done   chan struct{} // closed when plugin or err is set
+	plugin *extism.CompiledPlugin
+	cache  wazero.CompilationCache // nil without Options.CacheDir
+	err    error
+	refs   int // guarded by Runtime.mu
+}
+
+// New returns a runtime with opts (see [Options] for the defaults).
+func New(opts Options) (*Runtime, error) {
+	opts = opts.withDefaults()
+	if opts.MemoryLimitPages > maxMemoryLimitPages {
+		return nil, fmt.Errorf("wasmrt: MemoryLimitPages %d is above the wasm32 maximum of %d", opts.MemoryLimitPages, maxMemoryLimitPages)
+	}
+	r := &Runtime{
+		opts:     opts,
+		compiled: map[string]*compiled{},
+		modules:  map[*Module]struct{}{},
+	}
+	r.funcs = r.hostFunctions()
+	return r, nil
+}
+
+// Digest returns the digest by which the runtime knows wasm:
+// "sha256:" and the hex of its SHA-256.
+func Digest(wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Load compiles wasm (or reuses the code compiled for the same digest),
+// instantiates it, reads and validates its manifest and checks its exports.
+// name identifies the module in errors and logs (e.g. its file or
+// reference). Errors are a [*LoadError].
+func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, error) {
+	digest := Digest(wasm)
+	fail := func(err error) (*Module, error) {
+		return nil, &LoadError{Module: name, Digest: digest, Err: err}
+	}
+	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
+		return fail(fmt.Errorf("%w (it starts with %q): pass the .wasm file built with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared",
+			ErrNotWasm, head(wasm, 8)))
+	}
+	c, err := r.acquire(ctx, digest, wasm)
+	if err != nil {
+		return fail(err)
+	}
+	m, err := newModule(ctx, r, c, name)
+	if err != nil {
+		r.release(c)
+		return fail(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		m.closeLocked()
+		return fail(ErrClosed)
+	}
+	r.modules[m] = struct{}{}
+	return m, nil
+}
+
+// Close closes every module loaded by the runtime; later loads fail.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	modules := make([]*Module, 0, len(r.modules))
+	for m := range r.modules {
+		modules = append(modules, m)
+	}
+	r.mu.Unlock()
+	for _, m := range modules {
+		m.Close()
+	}
+	return nil
+}
+
+// acquire returns the compiled code of digest, compiling it unless another
+// load did or is doing so; every acquire is paired with a release.
+func (r *Runtime) acquire(ctx context.Context, digest string, wasm []byte) (*compiled, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c, found := r.compiled[digest]
+	if !found {
+		c = &compiled{digest: digest, done: make(chan struct{})}
+		r.compiled[digest] = c
+	}
+	c.refs++
+	r.mu.Unlock()
+
+	if !found {
+		c.plugin, c.cache, c.err = r.compile(ctx, wasm)
+		close(c.done)
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		r.release(c)
+		return nil, ctx.Err()
+	}
+	if c.err != nil {
+		r.release(c)
+		return nil, c.err
+	}
+	return c, nil
+}
+
+// release drops a reference to c and frees its code after the last one.
+func (r *Runtime) release(c *compiled) {
+	r.mu.Lock()
+	c.refs--
+	last := c.refs == 0
+	if last && r.compiled[c.digest] == c {
+		delete(r.compiled, c.digest)
+	}
+	r.mu.Unlock()
+	if !last {
+		return
+	}
+	<-c.done
+	ctx := context.Background()
+	if c.plugin != nil {
+		_ = c.plugin.Close(ctx)
+	}
+	if c.cache != nil {
+		_ = c.cache.Close(ctx) // frees the native code of this digest
+	}
+}
+
+// compile builds the Extism plug-in for wasm in its own wazero runtime.
+// With a cache directory, each digest gets its own cache object on the
+// shared directory, so that closing it frees the digest's native code.
+func (r *Runtime) compile(ctx context.Context, wasm []byte) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+	r.compiles.Add(1)
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(!r.opts.noInterrupt).
+		WithMemoryLimitPages(r.opts.MemoryLimitPages)
+	var cache wazero.CompilationCache
+	if r.opts.CacheDir != "" {
+		var err error
+		if cache, err = wazero.NewCompilationCacheWithDir(r.opts.CacheDir); err != nil {
+			return nil, nil, fmt.Errorf("compilation cache %s: %w", r.opts.CacheDir, err)
+		}
+		rc = rc.WithCompilationCache(cache)
+	}
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}}
+	config := extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}
+	plugin, err := extism.NewCompiledPlugin(ctx, manifest, config, r.funcs)
+	if err != nil {
+		if cache != nil {
+			_ = cache.Close(ctx) // don't leak on error
+		}
+		return nil, nil, fmt.Errorf("%w: %w; rebuild it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared and the kopf-wasm guest SDK", ErrCompile, err)
+	}
+	return plugin, cache, nil
+}
+
+func head(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
