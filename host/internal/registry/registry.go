@@ -1,0 +1,208 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
+)
+
+// ResolveFunc resolves a handler's resource selector to the resource the
+// cluster serves (discovery: plural, singular, kind or short name;
+// preferred version). The reactor passes kube's resolver.
+type ResolveFunc func(abi.ResourceSelector) (abi.ResourceRef, error)
+
+// Handler is one handler of one module, ready to be matched.
+type Handler struct {
+	// Module is the name of the module that declared the handler.
+	Module string
+	// Spec is the handler as the manifest declares it.
+	Spec abi.HandlerSpec
+	// Resource is the resolved resource (zero for activities).
+	Resource abi.ResourceRef
+	// Field is the parsed Spec.Filters.Field (nil without one).
+	Field objects.Path
+
+	value, old, new *valueFilter
+}
+
+// ID is the handler's id, also its progress key and its status key.
+func (h *Handler) ID() string { return h.Spec.ID }
+
+// Kind is the handler's kind.
+func (h *Handler) Kind() abi.HandlerKind { return h.Spec.Kind }
+
+// NeedsWhen reports whether the handler has a callback filter that the
+// guest must evaluate before the handler may run.
+func (h *Handler) NeedsWhen() bool { return h.Spec.Filters.When }
+
+// Registry holds the handlers of the loaded modules. It is immutable once
+// built and safe for concurrent use.
+type Registry struct {
+	handlers   []*Handler // registration order
+	resources  []abi.ResourceRef
+	byResource map[resourceKey][]*Handler
+	unresolved []Unresolved
+}
+
+// Unresolved is a handler whose resource could not be resolved, and why.
+type Unresolved struct {
+	Module string
+	Spec   abi.HandlerSpec
+	Err    error
+}
+
+type resourceKey struct{ group, version, plural string }
+
+func keyOf(ref abi.ResourceRef) resourceKey {
+	return resourceKey{ref.Group, ref.Version, ref.Plural}
+}
+
+// New builds a registry from manifests in load order. Each manifest is
+// validated; an invalid manifest, or two modules declaring the same
+// handler id for the same resource (their progress records would collide),
+// is an error. Handlers whose resource does not resolve are left out and
+// listed by [Registry.Unresolved] (Kopf, too, serves what it can and warns
+// about the rest).
+func New(manifests []abi.Manifest, resolve ResolveFunc) (*Registry, error) {
+	r := &Registry{byResource: map[resourceKey][]*Handler{}}
+	var errs []error
+	for i := range manifests {
+		m := &manifests[i]
+		if err := m.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("registry: module[%s]: %w", m.Module.Name, err))
+			continue
+		}
+		for _, spec := range m.Handlers {
+			if err := r.add(m.Module.Name, spec, resolve); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveFunc) error {
+	h := &Handler{Module: module, Spec: spec, Field: objects.ParsePath(spec.Filters.Field)}
+	var err error
+	if h.value, err = decodeValueFilter(spec.Filters.Value); err == nil {
+		if h.old, err = decodeValueFilter(spec.Filters.Old); err == nil {
+			h.new, err = decodeValueFilter(spec.Filters.New)
+		}
+	}
+	if err != nil {
+		return &InvalidHandlerError{Module: module, Handler: spec.ID, Err: err}
+	}
+	if spec.Kind.IsActivity() {
+		r.handlers = append(r.handlers, h)
+		return nil
+	}
+	if h.Resource, err = resolve(*spec.Resource); err != nil {
+		r.unresolved = append(r.unresolved, Unresolved{Module: module, Spec: spec, Err: err})
+		return nil
+	}
+	key := keyOf(h.Resource)
+	for _, other := range r.byResource[key] {
+		if other.ID() == h.ID() && other.Module != module {
+			return &DuplicateHandlerError{Handler: h.ID(), Resource: h.Resource, Modules: [2]string{other.Module, module}}
+		}
+	}
+	if _, seen := r.byResource[key]; !seen {
+		r.resources = append(r.resources, h.Resource)
+	}
+	r.byResource[key] = append(r.byResource[key], h)
+	r.handlers = append(r.handlers, h)
+	return nil
+}
+
+// Resources lists the resolved resources that have handlers, in the order
+// they were first seen.
+func (r *Registry) Resources() []abi.ResourceRef {
+	return append([]abi.ResourceRef(nil), r.resources...)
+}
+
+// Unresolved lists the handlers left out because their resource did not
+// resolve.
+func (r *Registry) Unresolved() []Unresolved { return append([]Unresolved(nil), r.unresolved...) }
+
+// Handlers lists the resource's handlers of the given kinds (all kinds
+// when none is given), in registration order.
+func (r *Registry) Handlers(ref abi.ResourceRef, kinds ...abi.HandlerKind) []*Handler {
+	var out []*Handler
+	for _, h := range r.byResource[keyOf(ref)] {
+		if len(kinds) == 0 || kindIn(h.Kind(), kinds) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Activities lists the module-level handlers of one kind (startup,
+// cleanup, probe), in registration order.
+func (r *Registry) Activities(kind abi.HandlerKind) []*Handler {
+	var out []*Handler
+	for _, h := range r.handlers {
+		if h.Kind() == kind && kind.IsActivity() {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Changing lists the resource's changing handlers (create, update, delete,
+// resume, field): the handlers whose progress the object may carry.
+func (r *Registry) Changing(ref abi.ResourceRef) []*Handler {
+	var out []*Handler
+	for _, h := range r.byResource[keyOf(ref)] {
+		if h.Kind().IsChanging() {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// ChangingIDs lists the ids of [Registry.Changing], for loading and purging
+// progress.
+func (r *Registry) ChangingIDs(ref abi.ResourceRef) []string {
+	return IDs(r.Changing(ref))
+}
+
+// IDs lists the ids of handlers, in order.
+func IDs(handlers []*Handler) []string {
+	out := make([]string, len(handlers))
+	for i, h := range handlers {
+		out[i] = h.ID()
+	}
+	return out
+}
+
+// ExtraFields are the fields that the resource's event, changing, timer and
+// daemon handlers filter on: the diff-base essence keeps them even outside
+// spec, labels and annotations (e.g. status.phase), so their changes are
+// essential. Each field appears once, in registration order.
+func (r *Registry) ExtraFields(ref abi.ResourceRef) []objects.Path {
+	var out []objects.Path
+	seen := map[string]bool{}
+	for _, h := range r.byResource[keyOf(ref)] {
+		switch {
+		case h.Field == nil, seen[h.Field.String()]:
+		case h.Kind().IsChanging(), h.Kind() == abi.KindEvent, h.Kind() == abi.KindTimer, h.Kind() == abi.KindDaemon:
+			seen[h.Field.String()] = true
+			out = append(out, h.Field)
+		}
+	}
+	return out
+}
+
+func kindIn(k abi.HandlerKind, kinds []abi.HandlerKind) bool {
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
