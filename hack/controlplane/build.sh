@@ -25,9 +25,18 @@ root=${KOPF_WASM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kopf-wasm}
 dir="$root/controlplane/kube-$kube-etcd-$etcd"
 mkdir -p "$dir" || fail "cannot create the cache folder $dir; set KOPF_WASM_CACHE to a writable folder"
 
+# Test packages run in parallel and may all call this script: one builds,
+# the others wait for it and then find the binaries in place.
+if [ ! -x "$dir/etcd" ] || [ ! -x "$dir/kube-apiserver" ]; then
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$dir/.lock" || fail "cannot create $dir/.lock; set KOPF_WASM_CACHE to a writable folder"
+    flock 9 || fail "cannot lock $dir/.lock"
+  fi
+fi
+
 build() { # build MODULE_DIR PACKAGE OUTPUT [LDFLAGS]
-  local log
-  log=$(mktemp)
+  local log start=$SECONDS
+  log=$(mktemp) || fail "cannot create a temporary file"
   echo "controlplane: building $(basename "$3") into $dir (a few minutes, once)" >&2
   if ! (cd "$1" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "$3.tmp" -ldflags "-s -w ${4:-}" "$2") >"$log" 2>&1; then
     tail -n 15 "$log" >&2
@@ -36,6 +45,7 @@ build() { # build MODULE_DIR PACKAGE OUTPUT [LDFLAGS]
   fi
   rm -f "$log"
   mv "$3.tmp" "$3"
+  echo "controlplane: built $(basename "$3") in $((SECONDS - start))s" >&2
 }
 
 if [ ! -x "$dir/etcd" ]; then

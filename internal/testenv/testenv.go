@@ -88,6 +88,7 @@ type Env struct {
 	AssetsDir string
 
 	env      *envtest.Environment
+	crds     []*apiextensionsv1.CustomResourceDefinition
 	tmpDir   string
 	stopOnce sync.Once
 	stopErr  error
@@ -227,13 +228,14 @@ func (e *Env) InstallCRDs(paths ...string) error {
 		if len(crds) == 0 {
 			return fmt.Errorf("testenv: installing the CRDs in %s: no CustomResourceDefinition found (files must end in .yaml, .yml or .json)", p)
 		}
+		e.crds = append(e.crds, crds...)
 	}
 	return nil
 }
 
 // CRDs lists the CRDs installed so far through this Env.
 func (e *Env) CRDs() []*apiextensionsv1.CustomResourceDefinition {
-	return e.env.CRDs
+	return e.crds
 }
 
 // Stop stops the processes, removes their data and the temporary

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,9 @@ func TestSmokeE2E(t *testing.T) {
 	begin := time.Now()
 	env := testenv.Start(t, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml")}})
 	t.Logf("control plane from %s up with the CRD in %v", env.AssetsDir, time.Since(begin).Round(time.Millisecond))
+	if crds := env.CRDs(); len(crds) != 1 || crds[0].Name != "kopfexamples.kopf.dev" {
+		t.Fatalf("installed CRDs = %v, want kopfexamples.kopf.dev", crds)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -143,4 +147,22 @@ func TestSmokeE2E(t *testing.T) {
 		}
 	}
 	t.Logf("kubectl get kex:\n%s", table)
+
+	// Bad CRD paths are one-line errors, and the control plane keeps running.
+	notCRD := filepath.Join(t.TempDir(), "configmap.yaml")
+	if err := os.WriteFile(notCRD, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		notCRD:                      "no CustomResourceDefinition found",
+		filepath.Join(root, "nope"): "nope",
+	} {
+		err := env.InstallCRDs(path)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("InstallCRDs(%s) = %v, want one line containing %q", path, err, want)
+		}
+	}
+	if _, err := kex.Get(ctx, "kopf-example-1", metav1.GetOptions{}); err != nil {
+		t.Errorf("after the bad CRD paths: %v", err)
+	}
 }
