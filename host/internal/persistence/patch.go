@@ -151,6 +151,12 @@ func (p *Patch) Empty() bool {
 		len(p.mainOps) == 0 && len(p.statusOps) == 0
 }
 
+// MergePatchType and JSONPatchType are the kinds a [Request] has.
+const (
+	MergePatchType = abi.PatchMerge
+	JSONPatchType  = abi.PatchJSON
+)
+
 // Request is one PATCH to send: to the object ("" subresource) or to its
 // "status" subresource, with its kind (abi.PatchMerge or abi.PatchJSON, as
 // kube.Client.Patch takes them) and its body.
