@@ -1,0 +1,175 @@
+package registry_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+)
+
+var ref = abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Namespaced: true}
+
+// cycle runs one processing cycle as the reactor does, with every handler
+// answering success and {"message": <id>} (delete handlers nothing), and
+// returns the requests.
+func cycle(t *testing.T, reg *registry.Registry, st *persistence.Storage, body map[string]any, event string, initial, subresource bool, now time.Time) []persistence.Request {
+	t.Helper()
+	old, err := st.FetchDiffBase(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := registry.DetectCause(registry.CauseInput{
+		EventType: event, Body: body, Finalizer: st.Finalizer(),
+		Old: old, New: st.Essence(body, reg.ExtraFields(ref)), Initial: initial,
+	})
+	p := persistence.NewPatch(subresource)
+	if c.Reason == registry.ReasonGone {
+		return nil
+	}
+	need, err := reg.RequiresFinalizer(ref, &c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case need && !persistence.DeletionOngoing(body):
+		st.AddFinalizer(p, body)
+	case !need && !persistence.DeletionOngoing(body):
+		st.RemoveFinalizer(p, body)
+	}
+	due, err := reg.Due(ref, &c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := reg.ChangingIDs(ref)
+	state, err := st.LoadState(body, owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state.ForCause(p, c.Reason, registry.IDs(due), now)
+	for _, h := range due {
+		if !state.Record(h.ID()).Awakened(now) {
+			continue
+		}
+		limits := persistence.LimitsFor(h.Spec, time.Minute)
+		step, failed := persistence.Check(limits, state.Record(h.ID()), now)
+		if !failed {
+			step = persistence.Classify(limits, state.Record(h.ID()), now, abi.Outcome{Status: abi.OutcomeSuccess}, nil)
+		}
+		state.Set(h.ID(), step.Record)
+		if step.Deliver && h.Kind() != abi.KindDelete { // the benchmark's delete handler returns nothing
+			if err := p.AddResult(h.ID(), json.RawMessage(`{"message":"`+h.ID()+`"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := state.Store(p); err != nil {
+		t.Fatal(err)
+	}
+	if c.Handling() && state.Done() {
+		state.Purge(p, owned)
+		if c.Reason != abi.ReasonDelete {
+			if err := st.StoreDiffBase(p, body, c.New); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			st.RemoveFinalizer(p, body)
+		}
+	}
+	p.Minimize(body)
+	reqs, err := p.Requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reqs
+}
+
+// applyAll applies merge requests to the body as the API server would.
+func applyAll(t *testing.T, body map[string]any, reqs []persistence.Request) map[string]any {
+	t.Helper()
+	for _, r := range reqs {
+		doc, err := objects.DecodeMap(r.Data)
+		if err != nil || r.Type != persistence.MergePatchType {
+			t.Fatalf("request %s: %v", r.Data, err)
+		}
+		objects.Remove(doc, objects.Path{"metadata", "resourceVersion"})
+		body = objects.ApplyMerge(body, doc).(map[string]any)
+	}
+	return body
+}
+
+func describe(reqs []persistence.Request) string {
+	var parts []string
+	for _, r := range reqs {
+		parts = append(parts, "["+r.Subresource+"] "+string(r.Data))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// The benchmark's workload: create, update, delete handlers returning a
+// message. Every change costs one request when status is not a subresource,
+// and one per endpoint touched when it is.
+func TestKopfExamplesCycles(t *testing.T) {
+	reg, err := registry.New([]abi.Manifest{{ABIVersion: abi.Version, Module: abi.ModuleInfo{Name: "kopfexamples"}, Handlers: []abi.HandlerSpec{
+		{ID: "create_fn", Kind: abi.KindCreate, Resource: &abi.ResourceSelector{Name: "kopfexamples"}},
+		{ID: "update_fn", Kind: abi.KindUpdate, Resource: &abi.ResourceSelector{Name: "kopfexamples"}},
+		{ID: "delete_fn", Kind: abi.KindDelete, Resource: &abi.ResourceSelector{Name: "kopfexamples"}},
+	}}}, func(abi.ResourceSelector) (abi.ResourceRef, error) { return ref, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := persistence.New(persistence.Options{Prefix: "kopf.zalando.org", Finalizer: "kopf.zalando.org/KopfFinalizerMarker", V1Keys: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, subresource := range []bool{false, true} {
+		body, _ := objects.DecodeMap([]byte(`{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"ex","resourceVersion":"1"},"spec":{"field":"a"}}`))
+		perChange := 1
+		if subresource {
+			perChange = 2
+		}
+		steps := []struct {
+			name   string
+			event  string
+			change func(map[string]any)
+			want   int
+		}{
+			{"create", "ADDED", nil, perChange},
+			{"the create's own echo", "MODIFIED", nil, 0},
+			{"update", "MODIFIED", func(b map[string]any) { objects.Set(b, objects.Path{"spec", "field"}, "b") }, perChange},
+			{"the update's own echo", "MODIFIED", nil, 0},
+			{"delete", "MODIFIED", func(b map[string]any) {
+				objects.Set(b, objects.Path{"metadata", "deletionTimestamp"}, "2026-01-01T00:00:00Z")
+			}, 1},
+			{"free", "MODIFIED", nil, 0},
+			{"gone", "DELETED", nil, 0},
+		}
+		for _, s := range steps {
+			if s.change != nil {
+				s.change(body)
+			}
+			reqs := cycle(t, reg, st, body, s.event, false, subresource, now)
+			if len(reqs) != s.want {
+				t.Errorf("subresource=%v %s: %d requests, want %d:\n%s", subresource, s.name, len(reqs), s.want, describe(reqs))
+			}
+			body = applyAll(t, body, reqs)
+		}
+		if objects.GetString(body, objects.Path{"status", "create_fn", "message"}) != "create_fn" ||
+			objects.GetString(body, objects.Path{"status", "update_fn", "message"}) != "update_fn" {
+			t.Errorf("results missing: %v", body["status"])
+		}
+		if fin, _ := objects.Get(body, objects.Path{"metadata", "finalizers"}); fin != nil {
+			t.Errorf("finalizer left: %v", fin)
+		}
+		for key := range objects.GetMap(body, objects.Path{"metadata", "annotations"}) {
+			if key != "kopf.zalando.org/last-handled-configuration" {
+				t.Errorf("progress left behind: %s", key)
+			}
+		}
+	}
+}
