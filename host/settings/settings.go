@@ -46,6 +46,14 @@ type Persistence struct {
 	// the V2 ones (only for long handler ids), as Kopf does by default, so an
 	// operator can move back to Kopf. Default true.
 	V1Keys bool
+	// DiffBaseInStatus keeps the diff-base in status.kopf.last-handled-
+	// configuration (Kopf's StatusDiffBaseStorage) instead of the
+	// annotation. On resources with the status subresource an update then
+	// costs one request instead of two (the diff-base goes with the
+	// results). The annotation is still read, so objects Kopf handled are
+	// not seen as new, but Kopf's default storage does not read the status.
+	// Default false.
+	DiffBaseInStatus bool
 }
 
 // Execution tunes handler calls and their retries.

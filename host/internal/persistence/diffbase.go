@@ -68,6 +68,7 @@ func (s *Storage) clear(essence map[string]any) map[string]any {
 		}
 	}
 	objects.Remove(essence, legacyProgress)
+	objects.Remove(essence, statusDiffBase)
 	for _, path := range []objects.Path{{"metadata", "annotations"}, {"metadata", "labels"}, {"metadata"}, {"status"}} {
 		if v, ok := objects.Get(essence, path); ok && isEmptyStanza(v) {
 			objects.Remove(essence, path)
@@ -86,10 +87,24 @@ func isEmptyStanza(v any) bool {
 	return false
 }
 
-// FetchDiffBase reads the last handled essence from body (the V2 key, then
-// the V1 key), cleared as [Storage.Essence] clears a fresh one. It returns
-// nil when there is none: the object was never handled (a creation).
+// FetchDiffBase reads the last handled essence from body (with
+// Options.DiffBaseInStatus the status first; then the V2 key, then the V1
+// key), cleared as [Storage.Essence] clears a fresh one. It returns nil
+// when there is none: the object was never handled (a creation).
 func (s *Storage) FetchDiffBase(body map[string]any) (map[string]any, error) {
+	if s.diffBaseInStatus {
+		if str, ok := objects.Get(body, statusDiffBase); ok {
+			if encoded, isString := str.(string); isString {
+				essence, err := objects.DecodeMap([]byte(encoded))
+				if err != nil {
+					return nil, fmt.Errorf("diff-base: %w", &CorruptRecordError{Key: statusDiffBase.String(), Err: err})
+				}
+				if essence != nil {
+					return s.clear(essence), nil
+				}
+			}
+		}
+	}
 	for _, key := range s.Keys(s.diffBaseKey, body) {
 		encoded, ok := objects.Get(body, annotationPath(key))
 		str, isString := encoded.(string)
@@ -109,7 +124,8 @@ func (s *Storage) FetchDiffBase(body map[string]any) (map[string]any, error) {
 
 // StoreDiffBase writes essence as the new diff-base into p, unless body
 // already holds an equal one: compact JSON with a trailing newline (Kopf's
-// format, as kubectl's own), under every key, with the marker if needed.
+// format, as kubectl's own), under every key, with the marker if needed; or,
+// with Options.DiffBaseInStatus, as a JSON string in the status.
 func (s *Storage) StoreDiffBase(p *Patch, body map[string]any, essence map[string]any) error {
 	if stored, err := s.FetchDiffBase(body); err == nil && stored != nil && objects.Equal(stored, essence) {
 		return nil
@@ -117,6 +133,10 @@ func (s *Storage) StoreDiffBase(p *Patch, body map[string]any, essence map[strin
 	encoded, err := objects.EncodeASCII(essence)
 	if err != nil {
 		return fmt.Errorf("diff-base: %w", err)
+	}
+	if s.diffBaseInStatus {
+		p.Set(statusDiffBase, encoded) // Kopf's status storage: no newline
+		return nil
 	}
 	for _, key := range s.Keys(s.diffBaseKey, body) {
 		p.Set(annotationPath(key), encoded+"\n")

@@ -140,3 +140,30 @@ func TestFetchDiffBase(t *testing.T) {
 		})
 	}
 }
+
+func TestDiffBaseInStatus(t *testing.T) {
+	s, err := New(Options{Prefix: "kopf.zalando.org", Finalizer: "a/b", DiffBaseInStatus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := body(t, `{"metadata":{"annotations":{"kopf.zalando.org/last-handled-configuration":"{\"spec\":{\"a\":1}}\n"}},"spec":{"a":2}}`)
+	old, err := s.FetchDiffBase(b)
+	if err != nil || !objects.Equal(old, body(t, `{"spec":{"a":1}}`)) {
+		t.Fatalf("falls back to the annotation: %v, %v", old, err)
+	}
+	p := NewPatch(true)
+	if err := s.StoreDiffBase(p, b, s.Essence(b, nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := `status merge {"status":{"kopf":{"last-handled-configuration":"{\"spec\":{\"a\":2}}"}}}`
+	if got := requests(t, p); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	b2 := body(t, `{"spec":{"a":2},"status":{"kopf":{"last-handled-configuration":"{\"spec\":{\"a\":2}}"}}}`)
+	if old, err := s.FetchDiffBase(b2); err != nil || !objects.Equal(old, body(t, `{"spec":{"a":2}}`)) {
+		t.Errorf("status first: %v, %v", old, err)
+	}
+	if e := s.Essence(body(t, `{"spec":{},"status":{"kopf":{"last-handled-configuration":"x"}}}`), []objects.Path{{"status", "kopf"}}); !objects.Equal(e, body(t, `{"spec":{},"status":{"kopf":{}}}`)) {
+		t.Errorf("essence keeps the stored diff-base: %v", e)
+	}
+}

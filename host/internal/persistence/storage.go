@@ -20,20 +20,33 @@ type Options struct {
 	// V1Keys also writes Kopf's legacy V1 keys where they differ (Kopf's
 	// default, true in the host's settings).
 	V1Keys bool
+	// DiffBaseInStatus keeps the diff-base in status.kopf.
+	// last-handled-configuration (Kopf's StatusDiffBaseStorage: a JSON
+	// string) instead of the annotation. With the status subresource, an
+	// update then costs one /status request (diff-base and results
+	// together) instead of two. The annotation is still read when the
+	// status has none, so objects handled by Kopf are not seen as new; but
+	// Kopf's default storage does not read the status, so moving back to
+	// Kopf makes objects look new.
+	DiffBaseInStatus bool
 }
 
 // Storage reads and writes an object's handler state: progress records, the
 // diff-base and the finalizer. It keeps no state of its own and is safe for
 // concurrent use.
 type Storage struct {
-	keys        keyConvention
-	diffBaseKey string
-	finalizer   string
+	keys             keyConvention
+	diffBaseKey      string
+	finalizer        string
+	diffBaseInStatus bool
 }
 
 // legacyProgress is where Kopf before 1.44 also kept the progress records;
 // they are still read and purged, never written.
 var legacyProgress = objects.Path{"status", "kopf", "progress"}
+
+// statusDiffBase is where the diff-base lives with Options.DiffBaseInStatus.
+var statusDiffBase = objects.Path{"status", "kopf", "last-handled-configuration"}
 
 // New checks the options and returns a storage.
 func New(opts Options) (*Storage, error) {
@@ -50,6 +63,8 @@ func New(opts Options) (*Storage, error) {
 		keys:        keyConvention{prefix: opts.Prefix, v1: opts.V1Keys},
 		diffBaseKey: opts.DiffBaseKey,
 		finalizer:   opts.Finalizer,
+
+		diffBaseInStatus: opts.DiffBaseInStatus,
 	}, nil
 }
 

@@ -122,26 +122,31 @@ func TestKopfExamplesCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := persistence.New(persistence.Options{Prefix: "kopf.zalando.org", Finalizer: "kopf.zalando.org/KopfFinalizerMarker", V1Keys: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, subresource := range []bool{false, true} {
-		body, _ := objects.DecodeMap([]byte(`{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"ex","resourceVersion":"1"},"spec":{"field":"a"}}`))
-		perChange := 1
-		if subresource {
-			perChange = 2
+	modes := []struct {
+		subresource, inStatus bool
+		create, update        int
+	}{
+		{false, false, 1, 1}, // everything in one merge patch per change
+		{true, false, 2, 2},  // main (diff-base, finalizer) + /status (results)
+		{true, true, 2, 1},   // the diff-base travels with the results
+	}
+	for _, mode := range modes {
+		subresource := mode.subresource
+		st, err := persistence.New(persistence.Options{Prefix: "kopf.zalando.org", Finalizer: "kopf.zalando.org/KopfFinalizerMarker", V1Keys: true, DiffBaseInStatus: mode.inStatus})
+		if err != nil {
+			t.Fatal(err)
 		}
+		body, _ := objects.DecodeMap([]byte(`{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"ex","resourceVersion":"1"},"spec":{"field":"a"}}`))
 		steps := []struct {
 			name   string
 			event  string
 			change func(map[string]any)
 			want   int
 		}{
-			{"create", "ADDED", nil, perChange},
+			{"create", "ADDED", nil, mode.create},
 			{"the create's own echo", "MODIFIED", nil, 0},
-			{"update", "MODIFIED", func(b map[string]any) { objects.Set(b, objects.Path{"spec", "field"}, "b") }, perChange},
+			{"update", "MODIFIED", func(b map[string]any) { objects.Set(b, objects.Path{"spec", "field"}, "b") }, mode.update},
 			{"the update's own echo", "MODIFIED", nil, 0},
 			{"delete", "MODIFIED", func(b map[string]any) {
 				objects.Set(b, objects.Path{"metadata", "deletionTimestamp"}, "2026-01-01T00:00:00Z")
@@ -155,7 +160,7 @@ func TestKopfExamplesCycles(t *testing.T) {
 			}
 			reqs := cycle(t, reg, st, body, s.event, false, subresource, now)
 			if len(reqs) != s.want {
-				t.Errorf("subresource=%v %s: %d requests, want %d:\n%s", subresource, s.name, len(reqs), s.want, describe(reqs))
+				t.Errorf("mode %+v, %s: %d requests, want %d:\n%s", mode, s.name, len(reqs), s.want, describe(reqs))
 			}
 			body = applyAll(t, body, reqs)
 		}
@@ -167,7 +172,7 @@ func TestKopfExamplesCycles(t *testing.T) {
 			t.Errorf("finalizer left: %v", fin)
 		}
 		for key := range objects.GetMap(body, objects.Path{"metadata", "annotations"}) {
-			if key != "kopf.zalando.org/last-handled-configuration" {
+			if key != "kopf.zalando.org/last-handled-configuration" || mode.inStatus {
 				t.Errorf("progress left behind: %s", key)
 			}
 		}
