@@ -1,0 +1,202 @@
+package reactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+)
+
+// process runs one processing cycle for the object behind key, on the latest
+// state in the watch cache, and schedules the next one.
+func (o *Operator) process(ctx context.Context, key objectKey) {
+	s := o.served[key.resource]
+	obj, ok := s.watch.Get(key.namespace, key.name)
+	if !ok {
+		o.mem.forget(key) // gone: deleted and released
+		return
+	}
+	now := time.Now()
+	if wait := o.mem.stale(key, obj.GetResourceVersion(), now, o.opts.ConsistencyTimeout); wait > 0 {
+		o.queue.AddAfter(key, wait)
+		return
+	}
+	out, err := o.cycle(ctx, s.res, key, obj)
+	switch {
+	case errors.Is(err, errGone):
+		return
+	case err != nil && ctx.Err() != nil:
+		return // shutting down
+	case err != nil:
+		o.throttle(key, obj, err)
+		return
+	}
+	o.mem.with(key, func(m *memory) {
+		m.failures = 0
+		if out.patched != "" {
+			m.pending, m.since = out.patched, time.Now()
+		}
+	})
+	if out.delay > 0 {
+		o.queue.AddAfter(key, out.delay)
+	} else if out.again {
+		o.queue.Add(key)
+	}
+}
+
+// throttle delays the object after a framework error (Kopf's error delays).
+func (o *Operator) throttle(key objectKey, obj *unstructured.Unstructured, err error) {
+	delays := o.opts.Settings.Queueing.ErrorDelays
+	delay := time.Second
+	o.mem.with(key, func(m *memory) {
+		if len(delays) > 0 {
+			delay = delays[min(m.failures, len(delays)-1)]
+		}
+		m.failures++
+	})
+	o.log.Error(fmt.Sprintf("Throttling for %s due to an unexpected error: %v", delay, err), objectAttrs(obj)...)
+	o.queue.AddAfter(key, delay)
+}
+
+// outcome is what a cycle leads to: the resourceVersion of its last write
+// ("" if none), and when to process the object again (a delay, or at once).
+type outcome struct {
+	patched string
+	delay   time.Duration
+	again   bool
+}
+
+// cycle detects the object's cause, runs the due handlers and writes the
+// result in at most one request per endpoint.
+func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured) (outcome, error) {
+	body := obj.Object
+	ref := res.ResourceRef
+	old, err := o.storage.FetchDiffBase(body)
+	if err != nil {
+		return outcome{}, fmt.Errorf("%w; remove the annotation to handle the object as new", err)
+	}
+	mem := o.mem.get(key)
+	cause := registry.DetectCause(registry.CauseInput{
+		Body: body, Finalizer: o.storage.Finalizer(), Old: old,
+		New:     o.storage.Essence(body, o.registry.ExtraFields(ref)),
+		Initial: mem.initial && !mem.handledOnce,
+	})
+	c := &cyc{o: o, ctx: ctx, res: res, key: key, obj: obj, cause: &cause, memo: mem.memo,
+		patch: persistence.NewPatch(res.Status), when: o.when(ctx, obj, mem.memo)}
+	if err := c.run(); err != nil {
+		return outcome{}, err
+	}
+	rv, err := o.apply(ctx, res, obj, c.patch)
+	if err != nil {
+		return outcome{}, err
+	}
+	o.mem.with(key, func(m *memory) {
+		m.memo = c.memo
+		if c.handledOnce {
+			m.handledOnce = true
+		}
+	})
+	return outcome{patched: rv, delay: c.delay}, nil
+}
+
+// cyc is the state of one processing cycle of one object.
+type cyc struct {
+	o     *Operator
+	ctx   context.Context
+	res   kube.Resource
+	key   objectKey
+	obj   *unstructured.Unstructured
+	cause *registry.Cause
+	memo  []byte
+	patch *persistence.Patch
+	when  registry.WhenFunc
+
+	delay       time.Duration
+	handledOnce bool
+}
+
+// run fills the cycle's patch: the finalizer, the handlers' outcomes and the
+// end of the cause.
+func (c *cyc) run() error {
+	ref := c.res.ResourceRef
+	if c.cause.Reason == registry.ReasonFree || c.cause.Reason == registry.ReasonGone {
+		return nil
+	}
+	if err := c.finalizer(); err != nil {
+		return err
+	}
+	if !c.cause.Handling() {
+		return nil
+	}
+	matched, err := c.o.registry.Prematch(ref, c.cause, c.when)
+	if err != nil || !matched {
+		return err // stealth mode: nothing of ours on objects no handler sees
+	}
+	owned := c.o.registry.ChangingIDs(ref)
+	state, err := c.o.storage.LoadState(c.cause.Body, owned)
+	if err != nil {
+		return err
+	}
+	due, err := c.o.registry.Due(ref, c.cause, c.when)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	for purpose, n := range state.ForCause(c.patch, c.cause.Reason, registry.IDs(due), now) {
+		c.o.log.Info(fmt.Sprintf("%s is superseded by %s: %d succeeded; %d failed; %d left to the moment.",
+			title(purpose), c.cause.Reason, n.Success, n.Failure, n.Running), objectAttrs(c.obj)...)
+	}
+	if err := c.runHandlers(state, due, now); err != nil {
+		return err
+	}
+	return c.conclude(state, owned)
+}
+
+// finalizer adds the finalizer when a handler needs it and removes it when
+// none does any more; objects marked for deletion keep it until the delete
+// handlers are done.
+func (c *cyc) finalizer() error {
+	if c.cause.Deleted() {
+		return nil
+	}
+	requires, err := c.o.registry.RequiresFinalizer(c.res.ResourceRef, c.cause, c.when)
+	if err != nil {
+		return err
+	}
+	if requires {
+		c.o.storage.AddFinalizer(c.patch, c.cause.Body)
+	} else {
+		c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+	}
+	return nil
+}
+
+// conclude ends the cause when every due handler is done — progress purged,
+// diff-base stored, or the finalizer released for a deletion — or stores
+// the progress and the delay until the next handler is due.
+func (c *cyc) conclude(state *persistence.State, owned []string) error {
+	now := time.Now()
+	if !state.Done() {
+		c.delay, _ = state.Delay(now)
+		return state.Store(c.patch)
+	}
+	n := state.Counts()
+	if n.Success+n.Failure > 0 {
+		c.o.log.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", processing(c.cause.Reason), n.Success, n.Failure),
+			objectAttrs(c.obj)...)
+	}
+	state.Purge(c.patch, owned)
+	c.handledOnce = true
+	if c.cause.Reason == abi.ReasonDelete {
+		c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+		return nil
+	}
+	return c.o.storage.StoreDiffBase(c.patch, c.cause.Body, c.cause.New)
+}

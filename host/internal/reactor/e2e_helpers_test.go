@@ -1,0 +1,173 @@
+package reactor_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
+	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
+)
+
+var kopfexamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
+
+// cluster is a control plane with the kopfexamples CRD and a dynamic client.
+type cluster struct {
+	env *testenv.Env
+	dyn dynamic.Interface
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	root, err := wasmtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.Start(t, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml")}})
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{env: env, dyn: dyn}
+}
+
+// operator is a running reactor with its kube client.
+type operator struct {
+	kube   *kube.Client
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startOperator runs the reactor with the given modules (package paths in
+// the examples module) in namespace ns until the test ends or stop is called.
+func startOperator(t *testing.T, c *cluster, ns string, set settings.Settings, pkgs ...string) *operator {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := wasmrt.New(wasmrt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mods []*wasmrt.Module
+	for _, pkg := range pkgs {
+		mod, err := rt.Load(ctx, filepath.Base(pkg), wasmtest.Bytes(t, pkg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods = append(mods, mod)
+	}
+	namespaces, err := kube.ParseNamespaces(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := reactor.New(ctx, reactor.Options{Kube: kc, Modules: mods, Namespaces: namespaces, Settings: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &operator{kube: kc, cancel: cancel, done: make(chan error, 1)}
+	go func() { o.done <- op.Run(ctx) }()
+	t.Cleanup(func() {
+		o.stop(t)
+		_ = rt.Close(context.Background())
+	})
+	return o
+}
+
+func (o *operator) stop(t *testing.T) {
+	o.cancel()
+	select {
+	case err := <-o.done:
+		if err != nil {
+			t.Errorf("operator: %v", err)
+		}
+		o.done <- nil
+	case <-time.After(30 * time.Second):
+		t.Error("the operator did not stop within 30s")
+	}
+}
+
+func createNamespace(t *testing.T, c *cluster, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	_, err := c.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
+		Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createExample(t *testing.T, c *cluster, ns, name string, spec map[string]any) {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": name}, "spec": spec}}
+	if _, err := c.dyn.Resource(kopfexamples).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s: %v", what, timeout, err)
+}
+
+// get reads an example object; nil when it does not exist.
+func get(t *testing.T, c *cluster, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := c.dyn.Resource(kopfexamples).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// statusMessage is status.<id>.message of an object.
+func statusMessage(obj *unstructured.Unstructured, id string) string {
+	msg, _, _ := unstructured.NestedString(obj.Object, "status", id, "message")
+	return msg
+}
+
+func hasMessage(t *testing.T, c *cluster, ns, name, id, want string) func() error {
+	return func() error {
+		obj := get(t, c, ns, name)
+		if obj == nil {
+			return fmt.Errorf("%s/%s does not exist", ns, name)
+		}
+		if got := statusMessage(obj, id); got != want {
+			return fmt.Errorf("status.%s.message is %q, want %q", id, got, want)
+		}
+		return nil
+	}
+}

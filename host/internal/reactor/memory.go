@@ -1,0 +1,116 @@
+package reactor
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// objectKey names one object of one resource; it is the work queue's key.
+type objectKey struct {
+	resource  string // the resource's GVR string
+	namespace string
+	name      string
+}
+
+// memory is what the operator keeps about one object between cycles. None
+// of it survives a restart, and none of it needs to: everything an object
+// needs to resume is on the object.
+type memory struct {
+	// initial: the object was in the initial listing of this process, so an
+	// unchanged object gets the resume cause once.
+	initial bool
+	// handledOnce: every due handler finished once in this process, so the
+	// resume cause is spent.
+	handledOnce bool
+	// memo is the object's memo as the last handler call left it.
+	memo json.RawMessage
+	// pending is the resourceVersion of our last patch until the watch
+	// delivers it; since is when it was sent.
+	pending string
+	since   time.Time
+	// failures counts consecutive framework errors, for throttling.
+	failures int
+}
+
+// memories holds the memory of every object the operator has seen.
+type memories struct {
+	mu sync.Mutex
+	m  map[objectKey]*memory
+}
+
+func newMemories() *memories { return &memories{m: map[objectKey]*memory{}} }
+
+// with runs fn on the memory of key (created if missing) under the lock.
+func (ms *memories) with(key objectKey, fn func(*memory)) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	mem, ok := ms.m[key]
+	if !ok {
+		mem = &memory{}
+		ms.m[key] = mem
+	}
+	fn(mem)
+}
+
+// get returns a copy of key's memory.
+func (ms *memories) get(key objectKey) memory {
+	var out memory
+	ms.with(key, func(m *memory) { out = *m })
+	return out
+}
+
+// forget drops key's memory: the object is gone.
+func (ms *memories) forget(key objectKey) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	delete(ms.m, key)
+}
+
+// observe updates key's memory for a watch event of the object at
+// resourceVersion rv: it marks objects of the initial listing, and clears
+// the pending patch once the watch has caught up with it.
+func (ms *memories) observe(key objectKey, rv string, initial bool) {
+	ms.with(key, func(m *memory) {
+		if initial {
+			m.initial = true
+		}
+		if caughtUp(rv, m.pending) {
+			m.pending = ""
+		}
+	})
+}
+
+// stale tells how long to wait before processing key at resourceVersion rv:
+// zero when the watch has delivered our last patch (or there is none), or
+// when the wait has lasted longer than timeout.
+func (ms *memories) stale(key objectKey, rv string, now time.Time, timeout time.Duration) time.Duration {
+	var wait time.Duration
+	ms.with(key, func(m *memory) {
+		if caughtUp(rv, m.pending) {
+			m.pending = ""
+			return
+		}
+		if left := timeout - now.Sub(m.since); left > 0 {
+			wait = left
+			return
+		}
+		m.pending = ""
+	})
+	return wait
+}
+
+// caughtUp reports whether an object seen at resourceVersion rv includes
+// our patch that produced pending. Resource versions are opaque strings to
+// clients, but every real API server stores etcd revisions in them; when
+// both parse as integers a newer version counts as caught up too, which
+// spares a wait when another writer changed the object right after us.
+func caughtUp(rv, pending string) bool {
+	if pending == "" || rv == pending {
+		return true
+	}
+	a, errA := strconv.ParseUint(rv, 10, 64)
+	b, errB := strconv.ParseUint(pending, 10, 64)
+	return errA == nil && errB == nil && a > b
+}
