@@ -34,11 +34,10 @@
 //
 // Every error that comes from the API server is an [*APIError] and wraps one
 // class from errors.go: [ErrGone] (404: the object was deleted, usually
-// nothing to worry about), [ErrConflict] (409, or a failed JSON-patch test),
-// [ErrExists] (409 AlreadyExists), [ErrInvalid] (400, 422), [ErrForbidden]
-// (401, 403), [ErrUnavailable] (429, 5xx, timeouts, lost connections) or
-// [ErrRequest] (any other 4xx).
-// Test them with errors.Is. Transient failures ([ErrUnavailable]) are
+// nothing to worry about), [ErrConflict] (409, or a JSON patch that does
+// not apply), [ErrExists] (409 AlreadyExists), [ErrInvalid] (400, 422),
+// [ErrForbidden] (401, 403), [ErrUnavailable] (429, 5xx, timeouts, lost
+// connections) or [ErrRequest] (any other 4xx). Test them with errors.Is. Transient failures ([ErrUnavailable]) are
 // retried with Kopf's backoffs (1, 1, 2, 3, 5, 8, 13, 21 seconds), waiting
 // at least as long as a Retry-After header asks, within the caller's
 // context.

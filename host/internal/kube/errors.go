@@ -21,8 +21,9 @@ var (
 	// object was deleted meanwhile, which the reactor does not treat as a
 	// failure.
 	ErrGone = errors.New("gone")
-	// ErrConflict: the object changed since it was read (409, or a JSON
-	// patch whose test operation failed).
+	// ErrConflict: the object changed since it was read (409), or a JSON
+	// patch did not apply to it (422 without field causes: a failed test
+	// operation or a path that is gone; the server does not say which).
 	ErrConflict = errors.New("conflict")
 	// ErrInvalid: the server refused the content (422 or 400).
 	ErrInvalid = errors.New("invalid")
@@ -112,20 +113,23 @@ func wrapAPI(info reqInfo, err error) error {
 		Namespace: info.namespace, Name: info.name, err: err,
 	}
 	var status apierrors.APIStatus
+	causes := false
 	if errors.As(err, &status) {
 		s := status.Status()
 		e.Code, e.Reason, e.Message = int(s.Code), s.Reason, withCauses(s)
+		causes = s.Details != nil && len(s.Details.Causes) > 0
 	} else {
 		e.Message = err.Error()
 	}
-	e.class = classify(e.Code, e.Reason, e.Message, err, info.jsonPatch)
+	e.class = classify(e.Code, e.Reason, err, info.jsonPatch && !causes)
 	return e
 }
 
 // classify picks the class of a failure from its HTTP code, reason and
-// underlying error. jsonPatch says the request was a JSON patch, whose
-// failed test operations come back as 422 but mean a conflict.
-func classify(code int, reason metav1.StatusReason, msg string, err error, jsonPatch bool) error {
+// underlying error. unapplied says the request was a JSON patch and the
+// server named no invalid field: a 422 then means the patch did not apply
+// to the object as it is now (a failed test operation, a missing path).
+func classify(code int, reason metav1.StatusReason, err error, unapplied bool) error {
 	switch {
 	case code == 0:
 		if transient(err) {
@@ -138,7 +142,7 @@ func classify(code int, reason metav1.StatusReason, msg string, err error, jsonP
 		return ErrExists
 	case code == http.StatusConflict:
 		return ErrConflict
-	case code == http.StatusUnprocessableEntity && jsonPatch && failedTest(msg):
+	case code == http.StatusUnprocessableEntity && unapplied:
 		return ErrConflict
 	case code == http.StatusUnprocessableEntity || code == http.StatusBadRequest:
 		return ErrInvalid
@@ -150,13 +154,6 @@ func classify(code int, reason metav1.StatusReason, msg string, err error, jsonP
 		return ErrRequest
 	}
 	return nil
-}
-
-// failedTest reports whether a JSON-patch error message is about a test
-// operation that did not hold.
-func failedTest(msg string) bool {
-	msg = strings.ToLower(msg)
-	return strings.Contains(msg, "test") && (strings.Contains(msg, "failed") || strings.Contains(msg, "does not apply"))
 }
 
 // transient reports whether an error without an HTTP status is worth

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestWrapAPIClasses(t *testing.T) {
@@ -28,10 +30,10 @@ func TestWrapAPIClasses(t *testing.T) {
 		{"already exists", apierrors.NewAlreadyExists(gr, "x"), false, ErrExists, 409},
 		{"invalid", apierrors.NewInvalid(schema.GroupKind{Kind: "KopfExample"}, "x", nil), false, ErrInvalid, 422},
 		{"bad request", apierrors.NewBadRequest("nope"), false, ErrInvalid, 400},
-		{"failed json-patch test", apierrors.NewGenericServerResponse(422, "patch", gr, "x",
-			"testing value /metadata/resourceVersion failed: test failed", 0, true), true, ErrConflict, 422},
-		{"422 on a merge patch", apierrors.NewGenericServerResponse(422, "patch", gr, "x",
-			"testing value failed", 0, true), false, ErrInvalid, 422},
+		{"unapplied json patch", unappliedPatch(), true, ErrConflict, 422},
+		{"422 on a merge patch", unappliedPatch(), false, ErrInvalid, 422},
+		{"invalid field in a json patch", apierrors.NewInvalid(schema.GroupKind{Kind: "KopfExample"}, "x",
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "labels"), "bad key!", "bad")}), true, ErrInvalid, 422},
 		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("rbac")), false, ErrForbidden, 403},
 		{"unauthorized", apierrors.NewUnauthorized("who"), false, ErrForbidden, 401},
 		{"too many requests", apierrors.NewTooManyRequests("slow down", 3), false, ErrUnavailable, 429},
@@ -68,6 +70,16 @@ func TestWrapAPIClasses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unappliedPatch is what the API server answers to a JSON patch that does
+// not apply (a failed test, a missing path): 422 Invalid, and no causes.
+func unappliedPatch() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
+		Message: "the server rejected our request due to an error in our request",
+		Details: &metav1.StatusDetails{},
+	}}
 }
 
 func TestWrapAPIPassesCancel(t *testing.T) {

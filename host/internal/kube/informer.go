@@ -2,6 +2,10 @@ package kube
 
 import (
 	"context"
+	"errors"
+	"io"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,7 +33,9 @@ type Event struct {
 	Object *unstructured.Unstructured
 	// Initial says the object came from the first listing of its
 	// namespace (Type is then Added): Kopf's "resume" for objects that
-	// existed before the watch started.
+	// existed before the watch started. Objects listed when a followed
+	// namespace appears later are initial too; relists after 410 Gone are
+	// not.
 	Initial bool
 }
 
@@ -63,11 +69,22 @@ func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) 
 	if !c.opts.KeepManagedFields {
 		_ = inf.SetTransform(dropManagedFields) // fails only once running
 	}
-	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		c.log.Warn("watch interrupted; it will resume", "resource", desc, "error", err)
-		cache.DefaultWatchErrorHandler(ctx, r, err)
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		c.logWatchError(desc, err)
 	})
 	return inf
+}
+
+// logWatchError reports why a watch stopped; the informer then resumes it
+// (relisting after 410 Gone) with its own backoff. Expected endings are
+// debug messages, the rest warnings.
+func (c *Client) logWatchError(desc string, err error) {
+	switch {
+	case errors.Is(err, io.EOF), apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+		c.log.Debug("watch ended; resuming", "resource", desc, "error", err)
+	default:
+		c.log.Warn("watch failed; retrying", "resource", desc, "error", err)
+	}
 }
 
 func dropManagedFields(obj any) (any, error) {

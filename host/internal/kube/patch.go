@@ -15,9 +15,10 @@ import (
 // Patch sends one PATCH to an object, or to its status when subresource
 // is "status", and returns the object as the server left it. kind is
 // [abi.PatchMerge] (the reactor's usual patch), [abi.PatchJSON] (finalizers
-// and guarded changes: a failed "test" operation comes back as
-// [ErrConflict]) or [abi.PatchStrategic] (built-in kinds only). The
-// namespace is ignored for cluster-scoped resources.
+// and guarded changes: a patch that does not apply, such as a failed
+// "test" operation, comes back as [ErrConflict]) or [abi.PatchStrategic]
+// (built-in kinds only). The namespace is ignored for cluster-scoped
+// resources.
 //
 // Errors: [ErrGone] when the object no longer exists, which for the
 // reactor means there is nothing left to do; [ErrConflict], [ErrInvalid],

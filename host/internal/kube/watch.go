@@ -55,6 +55,9 @@ func (c *Client) Watch(ctx context.Context, res Resource, ns Namespaces, h Handl
 	if res.Plural == "" || res.Version == "" {
 		return nil, fmt.Errorf("kube: watch: unresolved resource %+v", res.ResourceRef)
 	}
+	if len(res.Verbs) > 0 && !(slices.Contains(res.Verbs, "list") && slices.Contains(res.Verbs, "watch")) {
+		return nil, fmt.Errorf("kube: watch %s: %w: the resource cannot be listed and watched (verbs %v)", res, ErrRequest, res.Verbs)
+	}
 	w := &Watch{c: c, res: res, ns: ns, handler: h, scopes: map[string]*scope{}, done: make(chan struct{})}
 	w.ctx, w.cancel = context.WithCancel(ctx)
 	names, plain := ns.Names()
