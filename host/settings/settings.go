@@ -51,8 +51,9 @@ type Persistence struct {
 	// annotation. On resources with the status subresource an update then
 	// costs one request instead of two (the diff-base goes with the
 	// results). The annotation is still read, so objects Kopf handled are
-	// not seen as new, but Kopf's default storage does not read the status.
-	// Default false.
+	// not seen as new, but Kopf's default storage does not read the status:
+	// set it to false before moving objects back to Kopf. Default true: the
+	// host's own API load comes first.
 	DiffBaseInStatus bool
 }
 
@@ -155,10 +156,11 @@ type Kube struct {
 func Default() Settings {
 	return Settings{
 		Persistence: Persistence{
-			Prefix:      "kopf.zalando.org",
-			Finalizer:   "kopf.zalando.org/KopfFinalizerMarker",
-			DiffBaseKey: "last-handled-configuration",
-			V1Keys:      true,
+			Prefix:           "kopf.zalando.org",
+			Finalizer:        "kopf.zalando.org/KopfFinalizerMarker",
+			DiffBaseKey:      "last-handled-configuration",
+			V1Keys:           true,
+			DiffBaseInStatus: true,
 		},
 		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16},
 		Posting: Posting{

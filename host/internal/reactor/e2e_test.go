@@ -70,8 +70,8 @@ func TestCreateUpdateDelete(t *testing.T) {
 	if w := afterCreate.Writes; w > 2*n {
 		t.Errorf("creation cost %d writes for %d objects, want at most 2 per object", w, n)
 	}
-	if w := afterUpdate.Writes - afterCreate.Writes; w > 2*n {
-		t.Errorf("updating cost %d writes for %d objects, want at most 2 per object", w, n)
+	if w := afterUpdate.Writes - afterCreate.Writes; w > n {
+		t.Errorf("updating cost %d writes for %d objects, want at most 1 per object", w, n)
 	}
 	if w := end.Writes - afterUpdate.Writes; w > n {
 		t.Errorf("deletion cost %d writes for %d objects, want at most 1 per object", w, n)

@@ -84,6 +84,7 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	storage, err := persistence.New(persistence.Options{
 		Prefix: opts.Settings.Persistence.Prefix, DiffBaseKey: opts.Settings.Persistence.DiffBaseKey,
 		Finalizer: opts.Settings.Persistence.Finalizer, V1Keys: opts.Settings.Persistence.V1Keys,
+		DiffBaseInStatus: opts.Settings.Persistence.DiffBaseInStatus,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reactor: %w", err)
