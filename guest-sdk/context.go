@@ -51,10 +51,10 @@ type Resource = abi.ResourceRef
 
 // DiffItem is one difference between old and new.
 type DiffItem struct {
-	Op    string   // "add", "change" or "remove"
-	Field []string // the path, relative to the field for field handlers
-	Old   any      // nil when absent
-	New   any      // nil when absent
+	Op    string   `json:"op"`    // "add", "change" or "remove"
+	Field []string `json:"field"` // the path, relative to the field for field handlers
+	Old   any      `json:"old"`   // nil when absent
+	New   any      `json:"new"`   // nil when absent
 }
 
 // Event is the raw watch event of an event handler. Type is "" for objects

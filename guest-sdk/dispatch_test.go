@@ -94,7 +94,7 @@ func TestContextViews(t *testing.T) {
 		Indices: map[string]json.RawMessage{"byName": json.RawMessage(`{"x":["ns"]}`)},
 	}
 	resp := run(t, &recorder{}, req)
-	want := `{"admission":true,"annotations":{"c":"d"},"diff":[{"Op":"change","Field":["spec","f"],"Old":0,"New":1}],` +
+	want := `{"admission":true,"annotations":{"c":"d"},"diff":[{"op":"change","field":["spec","f"],"old":0,"new":1}],` +
 		`"event":true,"handler":"u","index":{"x":["ns"]},"labels":{"a":"b"},"memo":{"k":"v"},"name":"x","namespace":"ns",` +
 		`"new":{"spec":{"f":1}},"old":{"spec":{"f":0}},"param":[1,2],"plural":"kopfexamples","reason":"update","retry":2,` +
 		`"runtime":"1.5s","spec":{"f":1},"started":"2026-01-02T03:04:05Z","status":{"s":true},"uid":"1"}`

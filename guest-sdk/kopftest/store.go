@@ -179,7 +179,7 @@ func mergePatch(target, patch any) any {
 		return patch
 	}
 	t, ok := target.(map[string]any)
-	if !ok {
+	if !ok || t == nil {
 		t = map[string]any{}
 	}
 	for k, v := range p {
