@@ -17,6 +17,7 @@ type TemporaryError struct {
 	Delay   time.Duration
 }
 
+// Error returns the message.
 func (e TemporaryError) Error() string { return e.Message }
 
 // PermanentError fails the handler for the current cause without retries,
@@ -25,6 +26,7 @@ type PermanentError struct {
 	Message string
 }
 
+// Error returns the message.
 func (e PermanentError) Error() string { return e.Message }
 
 // AdmissionError denies an admission request with an HTTP Code (500 when
@@ -35,6 +37,7 @@ type AdmissionError struct {
 	Code    int
 }
 
+// Error returns the message.
 func (e AdmissionError) Error() string { return e.Message }
 
 // Sentinels matched by [APIError] with errors.Is.
@@ -65,6 +68,7 @@ type APIError struct {
 	Call string
 }
 
+// Error names the request, the message, the code and who refused.
 func (e *APIError) Error() string {
 	status := strings.TrimSpace(fmt.Sprintf("%d %s", e.Code, e.Reason))
 	if e.Origin != "" {

@@ -27,8 +27,10 @@ type logHandler struct {
 	groups []string
 }
 
+// Enabled is true for every level: the host filters.
 func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
 
+// Handle sends one record to the host.
 func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	fields := map[string]any{}
 	for _, a := range h.attrs {
@@ -57,6 +59,7 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// WithAttrs returns a handler that adds attrs to every record.
 func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
 	if len(h.groups) > 0 {
@@ -66,6 +69,7 @@ func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return &c
 }
 
+// WithGroup returns a handler that nests the next attributes under name.
 func (h *logHandler) WithGroup(name string) slog.Handler {
 	if name == "" {
 		return h

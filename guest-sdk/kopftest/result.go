@@ -27,6 +27,7 @@ type Result struct {
 // ArbitraryError is an outcome of any other error (or a panic).
 type ArbitraryError struct{ Message string }
 
+// Error returns the message.
 func (e *ArbitraryError) Error() string { return e.Message }
 
 func newResult(raw []byte) (*Result, error) {

@@ -59,6 +59,7 @@ func hostIsStopped(request uint64) uint64
 // frees the request after the call and the reply after reading it.
 type wasmHost struct{}
 
+// Call calls the imported host function fn.
 func (wasmHost) Call(fn string, request []byte) []byte {
 	imported := importOf(fn)
 	if imported == nil {
