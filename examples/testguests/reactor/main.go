@@ -1,0 +1,105 @@
+// Command reactor is the module the reactor's end-to-end tests run: its
+// handlers on kopf.dev/v1 kopfexamples behave as each object's spec asks,
+// so one module covers successes, every kind of failure, field handlers,
+// filters, resume and a write that conflicts with the host's own.
+//
+// spec.create says what the create handler does: "" succeeds; "temporary"
+// fails with a TemporaryError of spec.delay seconds until retry reaches
+// spec.times; "permanent" and "arbitrary" fail so; "loop" never returns;
+// "conflict" changes the object through the API while the host handles it.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	kopf "github.com/kopf-wasm/kopf-wasm/guest-sdk"
+)
+
+const group, version, plural = "kopf.dev", "v1", "kopfexamples"
+
+func init() {
+	kopf.Module("reactor", "0.1.0")
+	kopf.Permit(group, plural, "get", "patch")
+	kopf.OnCreate(group, version, plural, createFn, kopf.ID("create_fn"))
+	kopf.OnUpdate(group, version, plural, updateFn, kopf.ID("update_fn"))
+	kopf.OnField(group, version, plural, fieldFn, kopf.ID("field_fn"), kopf.Field("spec.field"))
+	kopf.OnCreate(group, version, plural, labelledFn, kopf.ID("labelled_fn"),
+		kopf.Labels(map[string]any{"mode": "labelled"}))
+	kopf.OnCreate(group, version, plural, limitedFn, kopf.ID("limited_fn"),
+		kopf.Labels(map[string]any{"mode": "limited"}), kopf.Retries(2))
+	kopf.OnResume(group, version, plural, resumeFn, kopf.ID("resume_fn"))
+	kopf.OnDelete(group, version, plural, deleteFn, kopf.ID("delete_fn"))
+}
+
+func createFn(ctx *kopf.Context) (any, error) {
+	countRun(ctx, "create-runs")
+	spec := ctx.Spec()
+	switch spec.String("create") {
+	case "temporary":
+		if float64(ctx.Retry()) < number(spec, "times") {
+			delay := time.Duration(number(spec, "delay") * float64(time.Second))
+			return nil, kopf.TemporaryError{Message: fmt.Sprintf("not yet at retry %d", ctx.Retry()), Delay: delay}
+		}
+	case "permanent":
+		return nil, kopf.PermanentError{Message: "cannot ever work"}
+	case "arbitrary":
+		return nil, errors.New("something unexpected")
+	case "loop":
+		for {
+		}
+	case "conflict":
+		if _, touched := ctx.Labels()["touched"]; !touched {
+			_, err := ctx.Client(group, version, plural).Namespace(ctx.Namespace()).
+				Patch(ctx.Name(), kopf.MergePatch, map[string]any{"metadata": map[string]any{"labels": map[string]any{"touched": "yes"}}})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return map[string]any{"message": "created", "retry": ctx.Retry()}, nil
+}
+
+// countRun counts the handler's successful runs in an annotation, so that
+// tests see whether a finished handler ran again.
+func countRun(ctx *kopf.Context, key string) {
+	n, _ := strconv.Atoi(ctx.Annotations()[key])
+	ctx.Patch().Set("metadata.annotations."+key, strconv.Itoa(n+1))
+}
+
+func number(o kopf.Object, key string) float64 {
+	v, _ := o.Get(key)
+	f, _ := v.(float64)
+	return f
+}
+
+func updateFn(ctx *kopf.Context) (any, error) {
+	return map[string]any{"message": "updated"}, nil
+}
+
+func fieldFn(ctx *kopf.Context) (any, error) {
+	return map[string]any{"old": ctx.Old(), "new": ctx.New()}, nil
+}
+
+func labelledFn(ctx *kopf.Context) (any, error) {
+	return map[string]any{"message": "labelled"}, nil
+}
+
+func limitedFn(ctx *kopf.Context) (any, error) {
+	return nil, kopf.TemporaryError{Message: "always failing", Delay: 200 * time.Millisecond}
+}
+
+func resumeFn(ctx *kopf.Context) (any, error) {
+	return map[string]any{"message": "resumed"}, nil
+}
+
+func deleteFn(ctx *kopf.Context) (any, error) {
+	if ctx.Spec().String("delete") == "temporary" && ctx.Retry() < 1 {
+		return nil, kopf.TemporaryError{Message: "not yet", Delay: time.Second}
+	}
+	return nil, nil
+}
+
+func main() {}
