@@ -32,6 +32,45 @@ func init() {
 		kopf.Labels(map[string]any{"mode": "limited"}), kopf.Retries(2))
 	kopf.OnResume(group, version, plural, resumeFn, kopf.ID("resume_fn"))
 	kopf.OnDelete(group, version, plural, deleteFn, kopf.ID("delete_fn"))
+	kopf.OnEvent(group, version, plural, eventFn, kopf.ID("event_fn"),
+		kopf.Labels(map[string]any{"mode": "events"}))
+	kopf.Permit("", "configmaps", "get", "create", "patch")
+	// Built-in resources, namespaced and cluster-scoped.
+	kopf.Permit("", "namespaces", "get", "patch")
+	kopf.OnCreate("", "v1", "configmaps", markFn, kopf.ID("configmap_fn"),
+		kopf.Labels(map[string]any{"kopf-wasm-test": kopf.Present}))
+	kopf.OnCreate("", "v1", "namespaces", markFn, kopf.ID("namespace_fn"),
+		kopf.Labels(map[string]any{"kopf-wasm-test": kopf.Present}))
+	kopf.OnStartup(activityFn("startup"), kopf.ID("startup_fn"))
+	kopf.OnCleanup(activityFn("cleanup"), kopf.ID("cleanup_fn"))
+}
+
+// markFn marks a built-in object with an annotation (they have no status
+// to store a result in).
+func markFn(ctx *kopf.Context) (any, error) {
+	ctx.Patch().Set("metadata.annotations.handled-by", ctx.Handler())
+	return nil, nil
+}
+
+// eventFn records the types of the watch events it saw.
+func eventFn(ctx *kopf.Context) (any, error) {
+	typ := ctx.Event().Type
+	if typ == "" {
+		typ = "LISTED"
+	}
+	return map[string]any{"last": typ}, nil
+}
+
+// activityFn returns an activity handler that marks the configmap
+// default/reactor-activities with its name, so tests see it ran.
+func activityFn(name string) kopf.Handler {
+	return func(ctx *kopf.Context) (any, error) {
+		cm := kopf.Object{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "reactor-activities", "namespace": "default"},
+			"data":     map[string]any{name: "done"}}
+		_, err := ctx.Client("", "v1", "configmaps").Namespace("default").FieldManager("reactor-" + name).Apply(cm)
+		return nil, err
+	}
 }
 
 func createFn(ctx *kopf.Context) (any, error) {

@@ -20,6 +20,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	s := o.served[key.resource]
 	obj, ok := s.watch.Get(key.namespace, key.name)
 	if !ok {
+		o.runEventHandlers(ctx, s.res, o.mem.drainEvents(key), nil)
 		o.mem.forget(key) // gone: deleted and released
 		return
 	}
@@ -28,7 +29,8 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		o.queue.AddAfter(key, wait)
 		return
 	}
-	out, err := o.cycle(ctx, s.res, key, obj)
+	events := o.mem.drainEvents(key)
+	out, err := o.cycle(ctx, s.res, key, obj, events)
 	switch {
 	case errors.Is(err, errGone):
 		return
@@ -75,7 +77,7 @@ type outcome struct {
 
 // cycle detects the object's cause, runs the due handlers and writes the
 // result in at most one request per endpoint.
-func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured) (outcome, error) {
+func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured, events []kube.Event) (outcome, error) {
 	body := obj.Object
 	ref := res.ResourceRef
 	old, err := o.storage.FetchDiffBase(body)
@@ -90,6 +92,7 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	})
 	c := &cyc{o: o, ctx: ctx, res: res, key: key, obj: obj, cause: &cause, memo: mem.memo,
 		patch: persistence.NewPatch(res.Status), when: o.when(ctx, obj, mem.memo)}
+	o.runEventHandlers(ctx, res, events, c.patch)
 	if err := c.run(); err != nil {
 		return outcome{}, err
 	}

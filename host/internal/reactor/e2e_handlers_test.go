@@ -107,6 +107,29 @@ func TestHandlers(t *testing.T) {
 		}
 	})
 
+	t.Run("built-in resources, namespaced and cluster-scoped", func(t *testing.T) {
+		mark := map[string]any{"kopf-wasm-test": "yes"}
+		for _, o := range []struct{ resource, ns, name string }{{"configmaps", "h-filters", "cm"}, {"namespaces", "", "h-builtin"}} {
+			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kindOf(o.resource),
+				"metadata": map[string]any{"name": o.name, "labels": mark}}}
+			gvr := schema.GroupVersionResource{Version: "v1", Resource: o.resource}
+			if _, err := c.dyn.Resource(gvr).Namespace(o.ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"configmaps": "configmap_fn", "namespaces": "namespace_fn"}[o.resource]
+			eventually(t, 20*time.Second, o.resource, func() error {
+				got, err := c.dyn.Resource(gvr).Namespace(o.ns).Get(context.Background(), o.name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if by := got.GetAnnotations()["handled-by"]; by != want {
+					return fmt.Errorf("handled-by is %q, want %q", by, want)
+				}
+				return nil
+			})
+		}
+	})
+
 	t.Run("a conflicting write is retried from fresh state", func(t *testing.T) {
 		createExample(t, c, "h-conflict", "c", map[string]any{"create": "conflict"})
 		eventually(t, 30*time.Second, "created", hasMessage(t, c, "h-conflict", "c", "create_fn", "created"))
@@ -129,6 +152,10 @@ func TestHandlers(t *testing.T) {
 			t.Errorf("the looping handler stored a result: %q", msg)
 		}
 	})
+}
+
+func kindOf(resource string) string {
+	return map[string]string{"configmaps": "ConfigMap", "namespaces": "Namespace"}[resource]
 }
 
 func createExampleWith(t *testing.T, c *cluster, ns, name string, labels map[string]string, spec map[string]any) {

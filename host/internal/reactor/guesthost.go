@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"errors"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
@@ -26,8 +27,11 @@ var _ wasmrt.Host = (*guestHost)(nil)
 // PostEvent posts the guest's Event about the handled object, unless
 // posting is off.
 func (h *guestHost) PostEvent(ctx context.Context, ev abi.EventRequest) error {
-	if !h.posting.Enabled {
+	switch {
+	case !h.posting.Enabled:
 		return nil
+	case h.about.Name == "":
+		return errors.New("there is no object to post an Event about in an activity handler")
 	}
 	return h.kube.PostEvent(ctx, h.about, ev)
 }

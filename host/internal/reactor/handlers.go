@@ -14,6 +14,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // runHandlers calls every awakened due handler of the cause, in
@@ -118,8 +119,13 @@ func (c *cyc) host() *guestHost {
 // for failures when posting is on.
 func (c *cyc) report(h *registry.Handler, step persistence.Step) {
 	attrs := append(objectAttrs(c.obj), "handler", h.ID(), "module", h.Module)
+	p := c.o.opts.Settings.Posting
 	if step.Err == nil {
-		c.o.log.Info(fmt.Sprintf("Handler '%s' succeeded.", h.ID()), attrs...)
+		msg := fmt.Sprintf("Handler '%s' succeeded.", h.ID())
+		c.o.log.Info(msg, attrs...)
+		if p.Enabled && p.Level <= settings.LevelInfo {
+			_ = c.o.kube.PostEvent(c.ctx, kube.RefOf(c.obj), abi.EventRequest{Type: "Normal", Reason: "Success", Message: msg})
+		}
 		return
 	}
 	msg := fmt.Sprintf("Handler '%s' failed: %v", h.ID(), step.Err)
@@ -127,7 +133,7 @@ func (c *cyc) report(h *registry.Handler, step persistence.Step) {
 		msg = fmt.Sprintf("Handler '%s' failed and will try again in %s: %v", h.ID(), step.Delay, step.Err)
 	}
 	c.o.log.Error(msg, attrs...)
-	if p := c.o.opts.Settings.Posting; p.Enabled {
+	if p.Enabled {
 		_ = c.o.kube.PostEvent(c.ctx, kube.RefOf(c.obj), abi.EventRequest{Type: "Warning", Reason: "Error", Message: msg})
 	}
 }

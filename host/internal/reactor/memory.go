@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 )
 
 // objectKey names one object of one resource; it is the work queue's key.
@@ -32,6 +34,8 @@ type memory struct {
 	since   time.Time
 	// failures counts consecutive framework errors, for throttling.
 	failures int
+	// events waiting for the object's event handlers.
+	events []kube.Event
 }
 
 // memories holds the memory of every object the operator has seen.
@@ -68,18 +72,29 @@ func (ms *memories) forget(key objectKey) {
 	delete(ms.m, key)
 }
 
-// observe updates key's memory for a watch event of the object at
-// resourceVersion rv: it marks objects of the initial listing, and clears
-// the pending patch once the watch has caught up with it.
-func (ms *memories) observe(key objectKey, rv string, initial bool) {
+// observe updates key's memory for a watch event: it marks objects of the
+// initial listing, clears the pending patch once the watch has caught up
+// with it, and keeps the event for event handlers when keep is set.
+func (ms *memories) observe(key objectKey, ev kube.Event, keep bool) {
+	rv := ev.Object.GetResourceVersion()
 	ms.with(key, func(m *memory) {
-		if initial {
+		if ev.Initial {
 			m.initial = true
+		}
+		if keep {
+			m.events = append(m.events, ev)
 		}
 		if caughtUp(rv, m.pending) {
 			m.pending = ""
 		}
 	})
+}
+
+// drainEvents takes the events kept for key's event handlers.
+func (ms *memories) drainEvents(key objectKey) []kube.Event {
+	var out []kube.Event
+	ms.with(key, func(m *memory) { out, m.events = m.events, nil })
+	return out
 }
 
 // stale tells how long to wait before processing key at resourceVersion rv:

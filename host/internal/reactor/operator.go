@@ -35,6 +35,8 @@ type Options struct {
 	// object, for the watch to deliver the patched version before the object
 	// is processed again regardless. Default 5s, as Kopf.
 	ConsistencyTimeout time.Duration
+	// CleanupTimeout bounds the cleanup activities at exit. Default 30s.
+	CleanupTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -43,6 +45,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ConsistencyTimeout <= 0 {
 		o.ConsistencyTimeout = 5 * time.Second
+	}
+	if o.CleanupTimeout <= 0 {
+		o.CleanupTimeout = 30 * time.Second
 	}
 	if o.Settings.Execution.Workers <= 0 {
 		o.Settings.Execution.Workers = settings.Default().Execution.Workers
@@ -127,6 +132,10 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 // Run watches every served resource and processes its objects until ctx
 // ends. In-flight cycles finish before Run returns.
 func (o *Operator) Run(ctx context.Context) error {
+	if err := o.runActivities(ctx, abi.KindStartup); err != nil {
+		return fmt.Errorf("reactor: %w", err)
+	}
+	defer o.cleanup()
 	o.queue = workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[objectKey]{Name: "kopf-wasm"})
 	for key, s := range o.served {
 		w, err := o.kube.Watch(ctx, s.res, o.opts.Namespaces, o.eventHandler(key))
@@ -150,11 +159,22 @@ func (o *Operator) Run(ctx context.Context) error {
 	return nil
 }
 
+// cleanup runs the cleanup activities after the operator stopped, within
+// Options.CleanupTimeout.
+func (o *Operator) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), o.opts.CleanupTimeout)
+	defer cancel()
+	if err := o.runActivities(ctx, abi.KindCleanup); err != nil {
+		o.log.Error(fmt.Sprintf("Cleanup did not finish: %v", err))
+	}
+}
+
 // eventHandler queues the objects of one resource's watch events.
 func (o *Operator) eventHandler(resource string) kube.Handler {
+	keep := o.wantsEvents(resource)
 	return func(ev kube.Event) {
 		key := objectKey{resource: resource, namespace: ev.Object.GetNamespace(), name: ev.Object.GetName()}
-		o.mem.observe(key, ev.Object.GetResourceVersion(), ev.Initial)
+		o.mem.observe(key, ev, keep)
 		o.queue.Add(key)
 	}
 }
