@@ -34,9 +34,8 @@ func TestHandle(t *testing.T) {
 }
 
 // limits are small enough for the misbehaving guests to hit them quickly.
-// The timeout leaves room for "oom" to fill 64 MiB on a busy machine.
 var limits = Options{
-	Timeout:          3 * time.Second,
+	Timeout:          time.Second,
 	MemoryLimitPages: 1024, // 64 MiB
 	MaxOutputBytes:   64 << 10,
 	PoolSize:         2,

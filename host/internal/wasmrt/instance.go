@@ -35,7 +35,7 @@ func newInstance(ctx context.Context, c *compiled, logger func(extism.LogLevel, 
 		WithSysNanotime().
 		WithSysNanosleep().
 		WithRandSource(rand.Reader)
-	plugin, err := c.plugin.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: config})
+	plugin, err := c.plugin.Instance(withMemoryAllocator(ctx), extism.PluginInstanceConfig{ModuleConfig: config})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package wasmrt
+
+import "context"
+
+// withMemoryAllocator leaves wazero's default memory allocation in place
+// where anonymous mappings are not available.
+func withMemoryAllocator(ctx context.Context) context.Context { return ctx }
