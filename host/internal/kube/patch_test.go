@@ -1,0 +1,57 @@
+package kube
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+// A PATCH that meets transient failures is retried, and every attempt is
+// counted; a 404 is not retried.
+func TestPatchRetriesTransientFailures(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch n := calls.Add(1); {
+		case r.URL.Path != "/apis/kopf.dev/v1/namespaces/ns/kopfexamples/x/status" || r.Method != http.MethodPatch:
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
+		case string(body) == `{"gone":true}`:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"not found"}`)
+		case n <= 2:
+			http.Error(w, "etcd is sulking", http.StatusServiceUnavailable)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"x","namespace":"ns","resourceVersion":"7"}}`)
+		}
+	}))
+	defer srv.Close()
+	c, err := New(&rest.Config{Host: srv.URL}, Options{Backoffs: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}
+	out, err := c.Patch(t.Context(), ref, "ns", "x", "status", abi.PatchMerge, []byte(`{"status":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.GetResourceVersion() != "7" || calls.Load() != 3 {
+		t.Errorf("resourceVersion %q after %d calls; want 7 after 3", out.GetResourceVersion(), calls.Load())
+	}
+	_, err = c.Patch(t.Context(), ref, "ns", "x", "status", abi.PatchMerge, []byte(`{"gone":true}`))
+	if !errors.Is(err, ErrGone) || calls.Load() != 4 {
+		t.Errorf("err %v after %d calls; want ErrGone after 4", err, calls.Load())
+	}
+	if st := c.Stats(); st.Patches != 4 || st.Writes != 4 || st.Reads != 0 {
+		t.Errorf("stats = %+v; want 4 patches", st)
+	}
+}
