@@ -25,9 +25,9 @@ func TestE2EWatchWithoutNamespacePermission(t *testing.T) {
 	}}
 	binding := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-		"metadata":   map[string]any{"name": "kex-reader", "namespace": ns},
-		"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kex-reader"},
-		"subjects":   []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "limited"}},
+		"metadata": map[string]any{"name": "kex-reader", "namespace": ns},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kex-reader"},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "limited"}},
 	}}
 	rbac := func(plural string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: plural}
