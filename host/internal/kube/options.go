@@ -11,8 +11,10 @@ import (
 type Options struct {
 	// QPS and Burst are the client-side rate limit on requests to the API
 	// server (a token bucket shared by every request of the Client).
-	// Default 100 requests per second with bursts of 200. A negative QPS
-	// turns the limit off (the server's priority and fairness still apply).
+	// Default 200 requests per second with bursts of 400 (as host/settings):
+	// a guard against a runaway loop rather than a throttle, high enough
+	// not to slow a busy operator on a small cluster. A negative QPS turns
+	// the limit off (the server's priority and fairness still apply).
 	QPS   float32
 	Burst int
 
@@ -67,10 +69,10 @@ var kopfBackoffs = []time.Duration{
 // withDefaults returns o with every unset field set to its default.
 func (o Options) withDefaults() Options {
 	if o.QPS == 0 {
-		o.QPS = 100
+		o.QPS = 200
 	}
 	if o.Burst <= 0 {
-		o.Burst = 200
+		o.Burst = 400
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = "kopf-wasm"
