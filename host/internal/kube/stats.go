@@ -49,6 +49,7 @@ type countingTransport struct {
 	s  *counters
 }
 
+// RoundTrip counts the request by method and sends it on.
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead:
