@@ -14,11 +14,11 @@ import (
 // out. Only a request that is not JSON is a failure of the module; every
 // handler failure, panics included, is an outcome in the response.
 func (r *registry) handleJSON(input []byte, host hostcall.Host) ([]byte, error) {
-	var req abi.Request
-	if err := json.Unmarshal(input, &req); err != nil {
-		return nil, fmt.Errorf("kopf: decode the request: %w", err)
+	req, err := decodeRequest(input)
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(r.handle(&req, host))
+	return json.Marshal(r.handle(req, host))
 }
 
 func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
