@@ -3,12 +3,34 @@
 // module), watches the Kubernetes resources their manifests select, and runs
 // Kopf's processing cycle for every change — cause detection, handler calls
 // in sandboxed instances, persistence of results and progress on the object,
-// retries, finalizers, timers, daemons and admission webhooks.
+// retries and finalizers.
 //
-// The command cmd/kopf-wasm is a thin CLI over this package. Everything else
-// lives under host/internal/, in layers that an architecture test
-// (internal/archtest) enforces: only host/internal/kube talks to the
-// Kubernetes API, only host/internal/wasmrt touches wasm memory.
+// # Entry points
 //
-// The package holds documentation only for now; later issues fill it.
+//   - [Run] serves a set of modules against a cluster until its context ends:
+//     it loads the modules, connects (failing early, in one line, when the
+//     kubeconfig is unusable or the cluster does not answer) and runs the
+//     operator. [Options] says which modules, which cluster, which namespaces
+//     and with which [settings.Settings].
+//   - [Inspect] reads a module's manifest without a cluster.
+//   - [Invoke] calls one handler of a module on an object, offline, with the
+//     request the operator would build for it, and returns the response.
+//
+// The command cmd/kopf-wasm is a thin CLI over these functions.
+//
+// # What is served today
+//
+// What the operator (host/internal/reactor) serves: create, update, delete,
+// resume, field and event handlers, and startup and cleanup activities.
+// Modules may declare the other kinds of ABI v1 (timers, daemons, indices,
+// webhooks, probes); they load, and [Invoke] calls them, but [Run] does not
+// schedule them yet. Peering is not implemented: every host runs as Kopf's
+// --standalone does.
+//
+// # Layers
+//
+// Everything else lives under host/internal/, in layers that an architecture
+// test (internal/archtest) enforces: only host/internal/kube talks to the
+// Kubernetes API, only host/internal/wasmrt touches wasm memory, and this
+// package calls the reactor, kube and wasmrt, never the other way round.
 package host

@@ -1,55 +1,22 @@
-// Command kopf-wasm runs Kubernetes operators whose handlers are WebAssembly
-// modules, with Kopf's programming model. For now it only reports its
-// version; later issues add `run` and the rest of the CLI.
+// Command kopf-wasm runs Kubernetes operators whose handlers are
+// WebAssembly modules, with Kopf's programming model. The command line
+// lives in internal/app; this file only connects it to the process.
 package main
 
 import (
-	"fmt"
-	"io"
+	"context"
 	"os"
-	"runtime/debug"
+	"os/signal"
+	"syscall"
 
-	"github.com/spf13/cobra"
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/app"
 )
 
-// version is set at link time: -ldflags "-X main.version=v0.1.0".
-var version = ""
-
 func main() {
-	if err := newRootCommand(os.Stdout, os.Stderr).Execute(); err != nil {
-		os.Exit(1)
-	}
-}
-
-func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "kopf-wasm",
-		Short:         "Run Kubernetes operators whose handlers are WebAssembly modules",
-		SilenceUsage:  true,
-		SilenceErrors: false,
-	}
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.AddCommand(&cobra.Command{
-		Use:   "version",
-		Short: "Print the version of kopf-wasm",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "kopf-wasm", resolveVersion())
-			return err
-		},
-	})
-	return root
-}
-
-// resolveVersion prefers the link-time version, then the module version
-// (set by `go install ...@vX`), then "(devel)".
-func resolveVersion() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends the process at once
+	}()
+	os.Exit(app.Run(ctx, app.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:]))
 }

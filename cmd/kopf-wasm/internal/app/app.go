@@ -1,0 +1,109 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/option"
+	"github.com/kopf-wasm/kopf-wasm/host"
+)
+
+// Streams are the command's standard input, output and error.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Run runs the command line args (without the program name) until it is
+// done or ctx ends, and returns the process exit code (see package clierr).
+func Run(ctx context.Context, streams Streams, args []string) int {
+	root := newRoot(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return clierr.ExitOK
+	}
+	err = classify(err)
+	fmt.Fprintln(streams.Err, clierr.Message(err))
+	return clierr.ExitCode(err)
+}
+
+// globals are what every command shares: the streams and the logging flags.
+type globals struct {
+	streams Streams
+	logging option.Logging
+}
+
+const rootLong = `kopf-wasm runs Kubernetes operators written with Kopf's programming model
+whose handlers are WebAssembly modules: the host watches the resources the
+modules' manifests name, detects causes, calls the handlers in sandboxes and
+stores their results and progress on the objects, as Kopf does.
+
+Every flag can also be set through an environment variable: KOPF_WASM_ and
+the flag's name in upper case with dashes as underscores, e.g.
+KOPF_WASM_NAMESPACE=team-a or KOPF_WASM_ALL_NAMESPACES=true. The command
+line wins over the environment.`
+
+// newRoot builds the command tree.
+func newRoot(streams Streams) *cobra.Command {
+	g := &globals{streams: streams}
+	root := &cobra.Command{
+		Use:           "kopf-wasm",
+		Short:         "Run Kubernetes operators whose handlers are WebAssembly modules",
+		Long:          rootLong,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return option.Env(cmd.Flags(), os.LookupEnv)
+		},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	g.logging.ApplyFlags(root.PersistentFlags())
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return clierr.Usagef(err, fmt.Sprintf("see '%s --help'", cmd.CommandPath()))
+	})
+	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), buildCmd(g), initCmd(g), versionCmd(g))
+	return root
+}
+
+// classify turns the errors of cobra and of the host into CLI errors with
+// the right exit code and, where the error does not say it, what to do.
+func classify(err error) error {
+	var cerr *clierr.Error
+	switch {
+	case errors.As(err, &cerr):
+		return err
+	case strings.HasPrefix(err.Error(), "unknown command"):
+		return clierr.Usagef(err, "see 'kopf-wasm --help'")
+	case errors.Is(err, host.ErrUsage):
+		return clierr.Usagef(err, "")
+	case errors.Is(err, host.ErrKubeconfig):
+		return clierr.New(err, "pass a readable kubeconfig with --kubeconfig (or KUBECONFIG) and an existing --context")
+	case errors.Is(err, host.ErrUnreachable):
+		return clierr.New(err, "check that the cluster is up and that `kubectl version` works with the same kubeconfig and context")
+	}
+	return err
+}
+
+// args checks the number of positional arguments, as a usage error that
+// names them.
+func args(minN, maxN int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		switch {
+		case len(a) < minN:
+			return clierr.Usagef(fmt.Errorf("%s: missing %s", cmd.CommandPath(), names), fmt.Sprintf("see '%s --help'", cmd.CommandPath()))
+		case maxN >= 0 && len(a) > maxN:
+			return clierr.Usagef(fmt.Errorf("%s: unexpected arguments %q", cmd.CommandPath(), a[maxN:]), fmt.Sprintf("see '%s --help'", cmd.CommandPath()))
+		}
+		return nil
+	}
+}

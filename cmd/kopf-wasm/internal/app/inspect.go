@@ -1,0 +1,142 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/option"
+	"github.com/kopf-wasm/kopf-wasm/host"
+)
+
+const inspectLong = `Print a module's manifest, offline: its name and version, its digest, its
+handlers (id, kind, resource, filters, options) and the permissions it
+declares. Nothing is run but the module's manifest export.
+
+Example - Show the handlers of the example module:
+  kopf-wasm inspect bin/wasm/kopfexample.wasm
+
+Example - The manifest as JSON, for scripts:
+  kopf-wasm inspect -o json bin/wasm/kopfexample.wasm`
+
+// inspection is the JSON output of inspect.
+type inspection struct {
+	File     string       `json:"file"`
+	Digest   string       `json:"digest"`
+	Manifest abi.Manifest `json:"manifest"`
+}
+
+func inspectCmd(g *globals) *cobra.Command {
+	var out option.Output
+	cmd := &cobra.Command{
+		Use:   "inspect [flags] MODULE",
+		Short: "Show a module's handlers and permissions",
+		Long:  inspectLong,
+		Args:  args(1, 1, "MODULE (a .wasm file)"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := out.Validate(); err != nil {
+				return err
+			}
+			m, digest, err := host.Inspect(cmd.Context(), a[0])
+			if err != nil {
+				return err
+			}
+			in := inspection{File: a[0], Digest: digest, Manifest: m}
+			if out.Format == "json" {
+				return writeJSON(g.streams.Out, in)
+			}
+			return writeManifest(g.streams.Out, in)
+		},
+	}
+	out.ApplyFlags(cmd.Flags())
+	return cmd
+}
+
+// writeManifest renders an inspection as text tables.
+func writeManifest(w io.Writer, in inspection) error {
+	m := in.Manifest
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Module:\t%s\n", strings.TrimSpace(m.Module.Name+" "+m.Module.Version))
+	fmt.Fprintf(tw, "File:\t%s\n", in.File)
+	fmt.Fprintf(tw, "Digest:\t%s\n", in.Digest)
+	fmt.Fprintf(tw, "ABI:\tv%d\n\n", m.ABIVersion)
+	fmt.Fprintln(tw, "HANDLER\tKIND\tRESOURCE\tFILTERS\tOPTIONS")
+	for _, h := range m.Handlers {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.ID, h.Kind, resourceName(h.Resource), fields(h.Filters), fields(h.Options))
+	}
+	fmt.Fprintln(tw)
+	if len(m.Permissions.Kubernetes) == 0 {
+		fmt.Fprintln(tw, "Kubernetes permissions:\tnone (only the resources it handles)")
+	} else {
+		fmt.Fprintln(tw, "GROUP\tRESOURCE\tVERBS")
+		for _, p := range m.Permissions.Kubernetes {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", orDash(p.Group), p.Resource, strings.Join(p.Verbs, ","))
+		}
+	}
+	if len(m.Permissions.Hosts) > 0 {
+		fmt.Fprintf(tw, "\nOutbound hosts:\t%s\n", strings.Join(m.Permissions.Hosts, ", "))
+	}
+	return tw.Flush()
+}
+
+// resourceName renders a selector as kubectl names resources:
+// plural.version.group, with the parts that are set.
+func resourceName(sel *abi.ResourceSelector) string {
+	if sel == nil {
+		return "-"
+	}
+	parts := []string{sel.Name}
+	for _, p := range []string{sel.Version, sel.Group} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// fields renders the set fields of a JSON-tagged struct as sorted
+// key=value pairs, values as compact JSON (strings bare); "-" when none.
+func fields(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	pairs := make([]string, 0, len(keys))
+	for _, k := range keys {
+		val := string(m[k])
+		var s string
+		if json.Unmarshal(m[k], &s) == nil {
+			val = s
+		}
+		pairs = append(pairs, k+"="+val)
+	}
+	return strings.Join(pairs, " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,163 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/option"
+	"github.com/kopf-wasm/kopf-wasm/host"
+)
+
+const invokeLong = `Call one handler of a module offline, with no cluster, on an object from a
+YAML or JSON file, and print the outcome, the result (what the host would
+store under status.<handler-id>) and the patch.
+
+The request is the one the operator would build: for create, update,
+delete, resume and field handlers the reason of the handler's kind (field
+handlers: create, or update with --old), the old and new diff-base essences
+and their diff; ADDED or MODIFIED events; CREATE or UPDATE admission
+requests. Retry is 0 and there is no memo. Host functions that need a
+cluster (Kubernetes requests, Events, indices) answer 501. The module's log
+lines go to the error stream. The exit code is 0 whatever the outcome; it
+is non-zero only when the call itself fails.
+
+Example - Call the create handler of the example module:
+  kopf-wasm invoke bin/wasm/kopfexample.wasm --handler create_fn --object examples/kopfexample/obj.yaml
+
+Example - Call an update handler with the previous state, as JSON:
+  kopf-wasm invoke handlers.wasm --handler update_fn --object new.yaml --old old.yaml -o json`
+
+type invokeOptions struct {
+	option.Output
+	handler, object, old string
+}
+
+// invocation is the JSON output of invoke.
+type invocation struct {
+	Handler  string        `json:"handler"`
+	Request  *abi.Request  `json:"request"`
+	Response *abi.Response `json:"response"`
+}
+
+func invokeCmd(g *globals) *cobra.Command {
+	var o invokeOptions
+	cmd := &cobra.Command{
+		Use:   "invoke [flags] MODULE --handler ID --object FILE [--old FILE]",
+		Short: "Call one handler offline on an object and print its outcome",
+		Long:  invokeLong,
+		Args:  args(1, 1, "MODULE (a .wasm file)"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if o.object == "" {
+				return clierr.Usagef(errors.New("invoke: no object given"), "pass --object FILE (YAML or JSON, - for the standard input)")
+			}
+			obj, err := readObject(g.streams.In, o.object)
+			if err != nil {
+				return err
+			}
+			var old []byte
+			if o.old != "" {
+				if old, err = readObject(g.streams.In, o.old); err != nil {
+					return err
+				}
+			}
+			log, err := g.logging.Logger(g.streams.Err)
+			if err != nil {
+				return err
+			}
+			req, resp, err := host.Invoke(cmd.Context(), host.Invocation{
+				Module: a[0], Handler: o.handler, Object: obj, Old: old, Logger: log,
+			})
+			if errors.Is(err, host.ErrNoHandler) {
+				return clierr.Usagef(err, "")
+			}
+			if err != nil {
+				return err
+			}
+			if o.Format == "json" {
+				return writeJSON(g.streams.Out, invocation{Handler: o.handler, Request: req, Response: resp})
+			}
+			return writeResponse(g.streams.Out, resp)
+		},
+	}
+	fs := cmd.Flags()
+	o.Output.ApplyFlags(fs)
+	fs.StringVar(&o.handler, "handler", "", "the id of the handler to call (see kopf-wasm inspect)")
+	fs.StringVar(&o.object, "object", "", "the object: a YAML or JSON file, - for the standard input")
+	fs.StringVar(&o.old, "old", "", "the object's previous state (YAML or JSON file): an update")
+	return cmd
+}
+
+// readObject reads a YAML or JSON object from a file (or "-") as JSON.
+func readObject(stdin io.Reader, path string) ([]byte, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, clierr.New(fmt.Errorf("read the object: %w", err), "pass an existing YAML or JSON file")
+	}
+	js, err := yaml.YAMLToJSON(data)
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(js, &m)
+	}
+	if err != nil || m == nil {
+		return nil, clierr.New(fmt.Errorf("%s is not a YAML or JSON object", path), "give one Kubernetes object (apiVersion, kind, metadata, spec)")
+	}
+	return js, nil
+}
+
+// writeResponse prints the outcome, the result and the patch.
+func writeResponse(w io.Writer, resp *abi.Response) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	out := resp.Outcome
+	line := string(out.Status)
+	if out.Message != "" {
+		line += ": " + out.Message
+	}
+	if out.Delay != nil {
+		line += fmt.Sprintf(" (retry in %gs)", *out.Delay)
+	}
+	fmt.Fprintf(tw, "Outcome:\t%s\n", line)
+	fmt.Fprintf(tw, "Result:\t%s\n", orNone(resp.Result))
+	var merge json.RawMessage
+	var ops []abi.JSONPatchOp
+	if resp.Patch != nil {
+		merge, ops = resp.Patch.Merge, resp.Patch.JSON
+	}
+	fmt.Fprintf(tw, "Patch:\t%s\n", orNone(merge))
+	if len(ops) > 0 {
+		raw, _ := json.Marshal(ops)
+		fmt.Fprintf(tw, "JSON patch:\t%s\n", raw)
+	}
+	if resp.Admission != nil {
+		raw, _ := json.Marshal(resp.Admission)
+		fmt.Fprintf(tw, "Admission:\t%s\n", raw)
+	}
+	if resp.Memo != nil {
+		fmt.Fprintf(tw, "Memo:\t%s\n", resp.Memo)
+	}
+	return tw.Flush()
+}
+
+func orNone(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "(none)"
+	}
+	return string(raw)
+}

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/option"
+	"github.com/kopf-wasm/kopf-wasm/host"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+type runOptions struct {
+	option.Kube
+	option.Namespaces
+	option.Peering
+
+	liveness string
+}
+
+const runLong = `Run an operator: load the modules, connect to the cluster and serve the
+modules' handlers until interrupted (SIGINT or SIGTERM; a second signal
+exits at once). MODULE is a .wasm file or a folder of them.
+
+The host serves create, update, delete, resume, field and event handlers and
+startup and cleanup activities for now (timers, daemons, indices, webhooks
+and probes load but are not run yet). Peering is not implemented: the host runs as Kopf's --standalone does, and
+-P/--peering and -p/--priority are refused.
+
+Compiled modules are cached in $KOPF_WASM_CACHE/wasm (default
+~/.cache/kopf-wasm/wasm), so the next start skips the compilation.
+
+Example - Serve the example module in the namespace "default":
+  kopf-wasm run -n default bin/wasm/kopfexample.wasm
+
+Example - Serve every module of a folder in the whole cluster, with JSON logs:
+  kopf-wasm run -A --log-format json ./modules/
+
+Example - Serve namespaces "team-*" except "team-test", with a liveness endpoint:
+  kopf-wasm run -n 'team-*,!team-test' -L http://0.0.0.0:8080/healthz handlers.wasm`
+
+func runCmd(g *globals) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] MODULE...",
+		Short: "Run an operator from handler modules against a cluster",
+		Long:  runLong,
+		Args:  args(1, -1, "MODULE (a .wasm file or a folder of them)"),
+		RunE: func(cmd *cobra.Command, modules []string) error {
+			if err := o.Namespaces.Validate(); err != nil {
+				return err
+			}
+			if err := o.Peering.Validate(); err != nil {
+				return err
+			}
+			log, err := g.logging.Logger(g.streams.Err)
+			if err != nil {
+				return err
+			}
+			s := settings.Default()
+			s.Wasm.CacheDir = wasmCacheDir()
+			return host.Run(cmd.Context(), host.Options{
+				Modules: modules, Kubeconfig: o.Kubeconfig, Context: o.Context,
+				Namespaces: o.Patterns, AllNamespaces: o.All,
+				Settings: &s, Liveness: o.liveness, Logger: log,
+			})
+		},
+	}
+	fs := cmd.Flags()
+	o.Kube.ApplyFlags(fs)
+	o.Namespaces.ApplyFlags(fs)
+	o.Peering.ApplyFlags(fs)
+	fs.StringVarP(&o.liveness, "liveness", "L", "",
+		"serve a liveness endpoint at this URL, e.g. http://0.0.0.0:8080/healthz (200 while the operator runs)")
+	return cmd
+}
+
+// wasmCacheDir is where compiled modules are kept: $KOPF_WASM_CACHE/wasm,
+// else the user's cache folder; "" (no disk cache) when neither is known.
+func wasmCacheDir() string {
+	root := os.Getenv("KOPF_WASM_CACHE")
+	if root == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		root = filepath.Join(dir, "kopf-wasm")
+	}
+	return filepath.Join(root, "wasm")
+}

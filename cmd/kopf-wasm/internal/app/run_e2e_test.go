@@ -1,0 +1,135 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
+	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the operator's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestRunE2E runs `kopf-wasm run` in-process against the real control
+// plane with the example module, creates a KopfExample, waits for the
+// create handler's result on the object, checks the liveness endpoint and
+// stops the operator as SIGINT would (by ending the context).
+func TestRunE2E(t *testing.T) {
+	root, err := wasmtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.Start(t, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml")}})
+	mod := wasmtest.Path(t, "kopfexample")
+	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
+	t.Setenv("KOPF_WASM_NAMESPACE", "default") // -n from the environment
+	liveness := "http://" + freeAddr(t) + "/healthz"
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &stdout, Err: &stderr},
+			[]string{"run", "--kubeconfig", env.Kubeconfig, "--standalone", "-L", liveness, "--log-format", "plain", mod})
+	}()
+
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kex := dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}).Namespace("default")
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": "kopf-example-1"}, "spec": map[string]any{"field": "value"}}}
+	if _, err := kex.Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var message string
+	deadline := time.Now().Add(60 * time.Second)
+	for message != "hello world" && time.Now().Before(deadline) {
+		select {
+		case code := <-done:
+			t.Fatalf("run exited with %d before handling the object; stderr:\n%s", code, stderr.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		got, err := kex.Get(t.Context(), "kopf-example-1", metav1.GetOptions{})
+		if err == nil {
+			message, _, _ = unstructured.NestedString(got.Object, "status", "create_fn", "message")
+		}
+	}
+	if message != "hello world" {
+		t.Fatalf("status.create_fn.message = %q after 60s; stderr:\n%s", message, stderr.String())
+	}
+	if code := httpStatus(t, liveness); code != http.StatusOK {
+		t.Errorf("liveness while running: %d, want 200", code)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("run exited with %d after the context ended; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of the context ending")
+	}
+	logs := stderr.String()
+	for _, want := range []string{"module loaded", "And here we are! Creating"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the logs lack %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "whole cluster") {
+		t.Errorf("KOPF_WASM_NAMESPACE was not applied:\n%s", logs)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func httpStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(fmt.Errorf("liveness: %w", err))
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}

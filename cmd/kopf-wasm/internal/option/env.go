@@ -1,0 +1,43 @@
+package option
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
+)
+
+// EnvPrefix starts the environment variable of every flag.
+const EnvPrefix = "KOPF_WASM_"
+
+// EnvName is the environment variable of a flag: EnvPrefix and the flag's
+// name in upper case with dashes as underscores (--all-namespaces is
+// KOPF_WASM_ALL_NAMESPACES).
+func EnvName(flag string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// Env sets every flag of fs that the command line left unset from its
+// environment variable, when that is set; lookup is os.LookupEnv in
+// production. A repeatable flag takes the variable as one value (a
+// namespace pattern may itself be a comma list). The help flag is left
+// alone.
+func Env(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		name := EnvName(f.Name)
+		v, ok := lookup(name)
+		if !ok {
+			return
+		}
+		if serr := fs.Set(f.Name, v); serr != nil {
+			err = clierr.Usagef(fmt.Errorf("%s=%q: %w", name, v, serr), "fix or unset the variable")
+		}
+	})
+	return err
+}

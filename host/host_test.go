@@ -1,0 +1,180 @@
+package host
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
+)
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestModuleFiles(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.wasm", "")
+	b := writeFile(t, dir, "b.wasm", "")
+	writeFile(t, dir, "notes.txt", "")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "sub"), "c.wasm", "")
+	empty := t.TempDir()
+	tests := []struct {
+		name  string
+		paths []string
+		want  []string
+		err   string
+	}{
+		{name: "files", paths: []string{b, a}, want: []string{b, a}},
+		{name: "folder in name order, not recursive", paths: []string{dir}, want: []string{a, b}},
+		{name: "each once", paths: []string{a, dir}, want: []string{a, b}},
+		{name: "missing", paths: []string{filepath.Join(dir, "nope.wasm")}, err: "no such file or folder"},
+		{name: "empty folder", paths: []string{empty}, err: "holds no .wasm files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ModuleFiles(tt.paths)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("ModuleFiles = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestInspect(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, path, err string
+	}{
+		{name: "example", path: wasmtest.Path(t, "kopfexample")},
+		{name: "not wasm", path: writeFile(t, dir, "x.wasm", "hello"), err: "not a WebAssembly module"},
+		{name: "other ABI", path: wasmtest.Path(t, "testguests/wrongabi"), err: "rebuild the module with a guest SDK for ABI v1"},
+		{name: "missing", path: filepath.Join(dir, "nope.wasm"), err: "no such file or folder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, digest, err := Inspect(t.Context(), tt.path)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("error = %v, want one line with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || m.Module.Name != "kopfexample" || len(m.Handlers) != 3 || !strings.HasPrefix(digest, "sha256:") {
+				t.Errorf("Inspect = %+v, %q, %v", m, digest, err)
+			}
+		})
+	}
+}
+
+func TestInvoke(t *testing.T) {
+	mod := wasmtest.Path(t, "kopfexample")
+	obj := []byte(`{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"ex","namespace":"default"},"spec":{"field":"a"}}`)
+	req, resp, err := Invoke(t.Context(), Invocation{Module: mod, Handler: "create_fn", Object: obj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Reason != abi.ReasonCreate || resp.Outcome.Status != abi.OutcomeSuccess || string(resp.Result) != `{"message":"hello world"}` {
+		t.Errorf("request %+v, response %+v (result %s)", req, resp, resp.Result)
+	}
+	for _, id := range []string{"nope", ""} {
+		_, _, err = Invoke(t.Context(), Invocation{Module: mod, Handler: id, Object: obj})
+		if !errors.Is(err, ErrNoHandler) || !strings.Contains(err.Error(), "create_fn, delete_fn, update_fn") {
+			t.Errorf("handler %q: error = %v, want ErrNoHandler listing the ids", id, err)
+		}
+	}
+}
+
+func TestRunRefusesEarly(t *testing.T) {
+	dir := t.TempDir()
+	mod := wasmtest.Path(t, "testguests/good")
+	unreachable := writeFile(t, dir, "kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`)
+	tests := []struct {
+		name  string
+		opts  Options
+		class error
+		err   string
+	}{
+		{name: "no modules", opts: Options{Kubeconfig: unreachable}, class: ErrUsage, err: "no modules"},
+		{name: "-n with -A", opts: Options{Modules: []string{mod}, Namespaces: []string{"a"}, AllNamespaces: true},
+			class: ErrUsage, err: "mutually exclusive"},
+		{name: "bad pattern", opts: Options{Modules: []string{mod}, Namespaces: []string{"[a"}}, class: ErrUsage},
+		{name: "missing kubeconfig", opts: Options{Modules: []string{mod}, Kubeconfig: filepath.Join(dir, "nope")},
+			class: ErrKubeconfig, err: "does not exist"},
+		{name: "garbage kubeconfig", opts: Options{Modules: []string{mod}, Kubeconfig: writeFile(t, dir, "garbage", "{{{")},
+			class: ErrKubeconfig, err: "kubeconfig"},
+		{name: "unknown context", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Context: "nope"},
+			class: ErrKubeconfig, err: "nope"},
+		{name: "not wasm", opts: Options{Modules: []string{writeFile(t, dir, "x.wasm", "hello")}, Kubeconfig: unreachable},
+			err: "not a WebAssembly module"},
+		{name: "unreachable", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable},
+			class: ErrUnreachable, err: "127.0.0.1:1"},
+		{name: "bad liveness URL", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Liveness: "ftp://x"},
+			class: ErrUsage, err: "liveness"},
+	}
+	set := settings.Default()
+	set.Wasm.CacheDir = t.TempDir() // compile once for all cases
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Logger, tt.opts.Settings = discardLogger, &set
+			err := Run(t.Context(), tt.opts)
+			if err == nil || (tt.class != nil && !errors.Is(err, tt.class)) || !strings.Contains(err.Error(), tt.err) ||
+				strings.Contains(err.Error(), "\n") {
+				t.Errorf("Run: %v; want one line with %q (class %v)", err, tt.err, tt.class)
+			}
+		})
+	}
+}
+
+func TestLiveness(t *testing.T) {
+	l, err := startLiveness("http://127.0.0.1:0/healthz", discardLogger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	get := func() int {
+		resp, err := http.Get("http://" + l.addr + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(); code != http.StatusServiceUnavailable {
+		t.Errorf("before start: %d, want 503", code)
+	}
+	l.setAlive(true)
+	if code := get(); code != http.StatusOK {
+		t.Errorf("running: %d, want 200", code)
+	}
+	if _, err := startLiveness("http://"+l.addr+"/healthz", discardLogger); err == nil {
+		t.Error("a second endpoint on the same address: want an error")
+	}
+}

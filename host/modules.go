@@ -1,0 +1,132 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// ModuleFiles expands paths (.wasm files, or folders whose *.wasm files are
+// taken in name order, without descending into subfolders) into the list of
+// module files, each once. A missing path, a folder without modules or a
+// file that is not a regular file is an error.
+func ModuleFiles(paths []string) ([]string, error) {
+	var files []string
+	seen := map[string]bool{}
+	add := func(f string) {
+		if abs, err := filepath.Abs(f); err == nil && !seen[abs] {
+			seen[abs] = true
+			files = append(files, f)
+		}
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("module %s: %w", p, notFound(err))
+		}
+		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("module %s: not a regular file", p)
+			}
+			add(p)
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("module %s: %w", p, err)
+		}
+		var found []string
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".wasm") {
+				found = append(found, filepath.Join(p, e.Name()))
+			}
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("module %s: the folder holds no .wasm files", p)
+		}
+		sort.Strings(found)
+		for _, f := range found {
+			add(f)
+		}
+	}
+	return files, nil
+}
+
+func notFound(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.New("no such file or folder")
+	}
+	return err
+}
+
+// newRuntime builds the wasm runtime with the settings' limits.
+func newRuntime(s settings.Wasm, log *slog.Logger) (*wasmrt.Runtime, error) {
+	rt, err := wasmrt.New(wasmrt.Options{
+		CacheDir: s.CacheDir, Timeout: s.CallTimeout, MemoryLimitPages: s.MaxMemoryPages,
+		MaxOutputBytes: s.MaxOutputBytes, PoolSize: s.PoolSize, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the wasm runtime: %w", err)
+	}
+	return rt, nil
+}
+
+// loadModule reads and loads one module file. Errors are one line that
+// names the file and says what to do.
+func loadModule(ctx context.Context, rt *wasmrt.Runtime, file string) (*wasmrt.Module, error) {
+	wasm, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", file, notFound(err))
+	}
+	mod, err := rt.Load(ctx, file, wasm)
+	if err != nil {
+		return nil, err // a *wasmrt.LoadError: names the file and what to rebuild
+	}
+	return mod, nil
+}
+
+// loadModules loads every module file; on failure the modules loaded so far
+// stay with rt, which the caller closes. The operator knows modules by their
+// manifest's name, so a module loaded under its file name is loaded again
+// under that name (reusing the compiled code) and the first copy closed.
+func loadModules(ctx context.Context, rt *wasmrt.Runtime, files []string) ([]*wasmrt.Module, error) {
+	mods := make([]*wasmrt.Module, 0, len(files))
+	byName := map[string]string{}
+	for _, f := range files {
+		m, err := loadModule(ctx, rt, f)
+		if err != nil {
+			return nil, err
+		}
+		name := m.Manifest().Module.Name
+		if other, dup := byName[name]; dup {
+			return nil, fmt.Errorf("modules %s and %s are both named %q: serve one of them, or rename one", other, f, name)
+		}
+		byName[name] = f
+		if m.Name() != name {
+			renamed, err := reload(ctx, rt, f, name)
+			m.Close()
+			if err != nil {
+				return nil, err
+			}
+			m = renamed
+		}
+		mods = append(mods, m)
+	}
+	return mods, nil
+}
+
+func reload(ctx context.Context, rt *wasmrt.Runtime, file, name string) (*wasmrt.Module, error) {
+	wasm, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", file, err)
+	}
+	return rt.Load(ctx, name, wasm)
+}

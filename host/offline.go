@@ -1,0 +1,109 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// ErrNoHandler is wrapped by the error of Invoke when the module has no
+// handler with the requested id.
+var ErrNoHandler = errors.New("no such handler")
+
+// Inspect loads the module file at path, offline, and returns its validated
+// manifest and its digest ("sha256:<hex>"). A file that is not a module of
+// this ABI version is an error that says what to rebuild.
+func Inspect(ctx context.Context, path string) (abi.Manifest, string, error) {
+	s := settings.Default()
+	rt, err := newRuntime(s.Wasm, discardLogger)
+	if err != nil {
+		return abi.Manifest{}, "", err
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+	mod, err := loadModule(ctx, rt, path)
+	if err != nil {
+		return abi.Manifest{}, "", err
+	}
+	return mod.Manifest(), mod.Digest(), nil
+}
+
+// Invocation is one offline handler call for [Invoke].
+type Invocation struct {
+	// Module is the .wasm file.
+	Module string
+	// Handler is the handler's id in the module's manifest.
+	Handler string
+	// Object is the object as JSON; Old, when not nil, is its previous
+	// state (an update rather than a create).
+	Object, Old []byte
+	// Settings supply the wasm limits and the annotations prefix of the
+	// diff-base essences. Default settings.Default().
+	Settings *settings.Settings
+	// Logger receives the module's log records. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Invoke calls one handler of a module offline, with no cluster, and returns
+// its response. The request is built as the operator builds it (see
+// [BuildRequest]); host functions that need a cluster (Kubernetes requests,
+// Events, index look-ups) answer 501 "not available". A failure of the
+// module itself (a trap, a timeout, bad output) is the error.
+func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, error) {
+	if inv.Settings == nil {
+		s := settings.Default()
+		inv.Settings = &s
+	}
+	if inv.Logger == nil {
+		inv.Logger = slog.Default()
+	}
+	rt, err := newRuntime(inv.Settings.Wasm, inv.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+	mod, err := loadModule(ctx, rt, inv.Module)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec, err := findHandler(mod.Manifest(), inv.Handler)
+	if err != nil {
+		return nil, nil, fmt.Errorf("module %s: %w", inv.Module, err)
+	}
+	req, err := buildRequest(spec, inv.Object, inv.Old, inv.Settings.Persistence.Prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := mod.Handle(ctx, req, wasmrt.NoHost{})
+	if err != nil {
+		return req, nil, fmt.Errorf("handler %s: %w", inv.Handler, err)
+	}
+	return req, resp, nil
+}
+
+// findHandler returns the handler with the id, or an error that lists the
+// ids there are.
+func findHandler(m abi.Manifest, id string) (abi.HandlerSpec, error) {
+	var ids []string
+	for _, h := range m.Handlers {
+		if h.ID == id {
+			return h, nil
+		}
+		ids = append(ids, h.ID)
+	}
+	sort.Strings(ids)
+	if id == "" {
+		return abi.HandlerSpec{}, fmt.Errorf("%w: name one with --handler, one of: %s", ErrNoHandler, strings.Join(ids, ", "))
+	}
+	return abi.HandlerSpec{}, fmt.Errorf("%w %q: the module has %s", ErrNoHandler, id, strings.Join(ids, ", "))
+}
+
+// now is the clock of buildRequest, a test seam.
+var now = time.Now

@@ -1,0 +1,96 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// DefaultShutdownTimeout is the default of Options.ShutdownTimeout.
+const DefaultShutdownTimeout = 10 * time.Second
+
+// ErrUsage is wrapped by the errors of options that cannot work together or
+// cannot be parsed (a bad namespace pattern, -n with -A, no modules).
+var ErrUsage = errors.New("usage")
+
+// Options configure [Run]. Fields left zero take the default documented on
+// them; [Options.withDefaults] is the one place that sets them.
+type Options struct {
+	// Modules are .wasm files, or folders whose *.wasm files (not their
+	// subfolders) are loaded in name order. At least one module is needed.
+	Modules []string
+
+	// Kubeconfig is the kubeconfig file; "" means what kubectl uses:
+	// $KUBECONFIG, ~/.kube/config, then the in-cluster service account.
+	Kubeconfig string
+	// Context is the kubeconfig context; "" means its current context.
+	Context string
+
+	// Namespaces are Kopf's namespace patterns (globs, "!" to exclude,
+	// comma lists), one per -n flag. Empty with AllNamespaces false means
+	// cluster-wide, as Kopf does (with a warning in the log).
+	Namespaces []string
+	// AllNamespaces serves the whole cluster (Kopf's -A); it cannot be
+	// combined with Namespaces.
+	AllNamespaces bool
+
+	// Settings are the operator's settings. Default settings.Default().
+	Settings *settings.Settings
+
+	// Liveness is a URL such as "http://0.0.0.0:8080/healthz": while the
+	// operator runs, GET on that address and path answers 200 "ok"; before
+	// it runs and after it stops, 503. Empty serves nothing. Only http is
+	// supported.
+	Liveness string
+
+	// ShutdownTimeout bounds the wait, after the context ends, for in-flight
+	// processing cycles to finish; past it Run returns an error and
+	// abandons them. Default DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+
+	// Logger receives the operator's and the modules' logs. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns o with every unset field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Settings == nil {
+		s := settings.Default()
+		o.Settings = &s
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// validate reports options that cannot work, before anything starts.
+func (o Options) validate() error {
+	if len(o.Modules) == 0 {
+		return fmt.Errorf("%w: no modules given: name at least one .wasm file or folder", ErrUsage)
+	}
+	if o.AllNamespaces && len(o.Namespaces) > 0 {
+		return fmt.Errorf("%w: namespaces and all-namespaces are mutually exclusive: pass one or the other", ErrUsage)
+	}
+	if o.Liveness != "" {
+		if _, _, err := parseLiveness(o.Liveness); err != nil {
+			return err
+		}
+	}
+	if err := o.Settings.Validate(); err != nil {
+		return fmt.Errorf("%w: settings: %w", ErrUsage, err)
+	}
+	return nil
+}
+
+// discardLogger drops everything; for offline calls that want no runtime
+// chatter.
+var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))

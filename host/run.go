@@ -1,0 +1,152 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+)
+
+// Run serves the modules of opts until ctx ends, then stops cleanly and
+// returns nil. In order, it
+//
+//  1. checks the options and reads the kubeconfig (offline),
+//  2. loads every module with the settings' wasm limits and compile cache,
+//  3. asks the API server for its version, so that an unreachable cluster is
+//     one clear error rather than a stream of retries,
+//  4. builds the operator (resolving every handler's resource; handlers of
+//     resources the cluster does not serve are logged and left out),
+//  5. runs it, with the liveness endpoint up if Options.Liveness is set.
+//
+// When ctx ends, in-flight processing cycles get Options.ShutdownTimeout to
+// finish; past that Run returns an error saying they were abandoned. Errors
+// before the operator runs are one line that says what to fix; usage
+// mistakes wrap ErrUsage, an unusable kubeconfig ErrKubeconfig, a cluster
+// that does not answer ErrUnreachable.
+func Run(ctx context.Context, opts Options) error {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	namespaces, err := parseNamespaces(opts)
+	if err != nil {
+		return err
+	}
+	cfg, err := kube.LoadConfig(opts.Kubeconfig, opts.Context)
+	if err != nil {
+		return classify(ErrKubeconfig, err)
+	}
+	files, err := ModuleFiles(opts.Modules)
+	if err != nil {
+		return err
+	}
+	rt, err := newRuntime(opts.Settings.Wasm, opts.Logger)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+	mods, err := loadModules(ctx, rt, files)
+	if err != nil {
+		return err
+	}
+	kc, err := kube.New(cfg, kubeOptions(opts))
+	if err != nil {
+		return classify(ErrKubeconfig, err)
+	}
+	if err := kc.Ping(ctx); err != nil {
+		return classify(ErrUnreachable, err)
+	}
+	op, err := reactor.New(ctx, reactor.Options{
+		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: *opts.Settings, Logger: opts.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	live, err := startLiveness(opts.Liveness, opts.Logger)
+	if err != nil {
+		return err
+	}
+	defer live.close()
+	logStart(opts, mods)
+	return runOperator(ctx, op, live, opts.ShutdownTimeout)
+}
+
+// runOperator runs op until ctx ends and waits at most grace for it to stop.
+func runOperator(ctx context.Context, op *reactor.Operator, live *liveness, grace time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+	live.setAlive(true)
+	defer live.setAlive(false)
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(grace):
+		return fmt.Errorf("shutdown: in-flight processing cycles did not finish within %s; abandoned them "+
+			"(their objects are processed again at the next start)", grace)
+	}
+}
+
+// parseNamespaces turns the options' scope into the watch scope.
+func parseNamespaces(opts Options) (kube.Namespaces, error) {
+	if opts.AllNamespaces || len(opts.Namespaces) == 0 {
+		return kube.AllNamespaces(), nil
+	}
+	ns, err := kube.ParseNamespaces(opts.Namespaces...)
+	if err != nil {
+		return kube.Namespaces{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return ns, nil
+}
+
+func kubeOptions(opts Options) kube.Options {
+	k := opts.Settings.Kube
+	backoffs := k.ErrorBackoffs
+	if backoffs == nil {
+		backoffs = []time.Duration{} // settings: empty means no retries; kube: nil means its defaults
+	}
+	return kube.Options{
+		QPS: k.QPS, Burst: k.Burst, RequestTimeout: k.RequestTimeout, Backoffs: backoffs,
+		EventComponent: opts.Settings.Posting.ReportingComponent, Logger: opts.Logger,
+	}
+}
+
+func logStart(opts Options, mods []*wasmrt.Module) {
+	for _, m := range mods {
+		man := m.Manifest()
+		opts.Logger.Info("module loaded", "module", man.Module.Name, "version", man.Module.Version,
+			"digest", m.Digest(), "handlers", len(man.Handlers))
+	}
+	if !opts.AllNamespaces && len(opts.Namespaces) == 0 {
+		opts.Logger.Warn("no namespaces given: serving the whole cluster; pass -A/--all-namespaces to say so, or -n NAMESPACE to narrow it")
+	}
+}
+
+// Classes of the errors of Run before the operator starts, for errors.Is.
+var (
+	// ErrKubeconfig: the kubeconfig is missing, unreadable or lacks the
+	// context.
+	ErrKubeconfig = errors.New("kubeconfig")
+	// ErrUnreachable: the API server did not answer, or refused the
+	// credentials.
+	ErrUnreachable = errors.New("cluster unreachable")
+)
+
+// classify marks err with a class without changing its text.
+func classify(class, err error) error { return &classified{class: class, err: err} }
+
+// classified is an error that also matches a class with errors.Is.
+type classified struct {
+	class, err error
+}
+
+func (c *classified) Error() string   { return c.err.Error() }
+func (c *classified) Unwrap() []error { return []error{c.class, c.err} }
