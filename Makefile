@@ -6,6 +6,11 @@
 #      control plane (the smoke test first, verbosely).
 #
 # Modules: . (host + CLI), abi, guest-sdk, examples; go.work ties them together.
+#
+# Also: `make demo` (hack/demo.sh: builds everything, starts the local control
+# plane, runs the example operator on an example object, shows the result,
+# stops everything), `make cli` (bin/kopf-wasm) and `make docs` (rewrites
+# docs/cli.md from the command tree; `make test` fails when it is stale).
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -28,7 +33,7 @@ WASM_OUT := bin/wasm
 # whose //go:wasmimport functions exist only on wasm).
 GUEST_SDK_NATIVE = $(shell cd guest-sdk && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | grep -v ' github.com/extism/go-pdk' | cut -d' ' -f1)
 
-.PHONY: test check-go deps controlplane wasm fmt vet gotest clean
+.PHONY: test check-go deps controlplane wasm fmt vet gotest clean demo cli docs
 
 test: check-go deps controlplane wasm fmt vet gotest
 	@echo "make test: all passed"
@@ -80,3 +85,12 @@ gotest:
 
 clean:
 	rm -rf bin
+
+demo: check-go controlplane
+	@hack/demo.sh
+
+cli: check-go
+	$(GO) build -o bin/kopf-wasm ./cmd/kopf-wasm
+
+docs: check-go
+	$(GO) test -count=1 -run '^TestCLIDocs$$' ./cmd/kopf-wasm/internal/app -update

@@ -72,11 +72,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer live.close()
 	logStart(opts, mods)
-	return runOperator(ctx, op, live, opts.ShutdownTimeout)
+	return runOperator(ctx, op, live, opts)
 }
 
-// runOperator runs op until ctx ends and waits at most grace for it to stop.
-func runOperator(ctx context.Context, op *reactor.Operator, live *liveness, grace time.Duration) error {
+// runOperator runs op until ctx ends and waits at most opts.ShutdownTimeout
+// for it to stop.
+func runOperator(ctx context.Context, op *reactor.Operator, live *liveness, opts Options) error {
 	done := make(chan error, 1)
 	go func() { done <- op.Run(ctx) }()
 	live.setAlive(true)
@@ -86,12 +87,16 @@ func runOperator(ctx context.Context, op *reactor.Operator, live *liveness, grac
 		return err
 	case <-ctx.Done():
 	}
+	opts.Logger.Info("stopping: waiting for in-flight processing cycles", "timeout", opts.ShutdownTimeout)
 	select {
 	case err := <-done:
+		if err == nil {
+			opts.Logger.Info("stopped")
+		}
 		return err
-	case <-time.After(grace):
+	case <-time.After(opts.ShutdownTimeout):
 		return fmt.Errorf("shutdown: in-flight processing cycles did not finish within %s; abandoned them "+
-			"(their objects are processed again at the next start)", grace)
+			"(their objects are processed again at the next start)", opts.ShutdownTimeout)
 	}
 }
 

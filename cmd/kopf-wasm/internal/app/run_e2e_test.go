@@ -104,7 +104,7 @@ func TestRunE2E(t *testing.T) {
 		t.Fatal("run did not return within 30s of the context ending")
 	}
 	logs := stderr.String()
-	for _, want := range []string{"module loaded", "And here we are! Creating"} {
+	for _, want := range []string{"module loaded", "And here we are! Creating", "stopped"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the logs lack %q:\n%s", want, logs)
 		}
