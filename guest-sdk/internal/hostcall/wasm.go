@@ -12,7 +12,10 @@ import (
 // The entry points. A Go reactor keeps its runtime between calls, so each
 // export yields once before returning: that lets the garbage collector's
 // background work run, which it otherwise would not in a single-threaded
-// guest that is only ever entered through exports.
+// guest that is only ever entered through exports. Measured through extism
+// with 64 KB requests: with the yield the guest stays at 140 pages over
+// 3000 calls; without it, it grows from 144 to 2360 pages after about 2000
+// calls. The yield costs about 4 µs per call.
 
 //go:wasmexport kopf_manifest
 func exportManifest() int32 {
