@@ -24,7 +24,7 @@ type Logging struct {
 // ApplyFlags declares -v/--verbose, -d/--debug, -q/--quiet and --log-format.
 func (o *Logging) ApplyFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
-	fs.BoolVarP(&o.Debug, "debug", "d", false, "log at debug level, with the source of each record")
+	fs.BoolVarP(&o.Debug, "debug", "d", false, "log at debug level (the same as -v here)")
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "log warnings and errors only")
 	fs.StringVar(&o.LogFormat, "log-format", "full", "log format: "+strings.Join(logs.Formats, ", "))
 }

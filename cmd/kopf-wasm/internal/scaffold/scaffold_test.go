@@ -1,0 +1,78 @@
+package scaffold
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		dir  string
+		in   Params
+		want Params
+		err  string
+	}{
+		{name: "from the folder", dir: "/x/My-Op", want: Params{Name: "my-op", Module: "example.com/my-op",
+			Group: "example.com", Version: "v1", Kind: "Greeting", Plural: "greetings", Singular: "greeting"}},
+		{name: "given", dir: "/x/y", in: Params{Name: "w", Module: "m/w", Group: "g.io", Version: "v2", Kind: "Widget"},
+			want: Params{Name: "w", Module: "m/w", Group: "g.io", Version: "v2", Kind: "Widget", Plural: "widgets", Singular: "widget"}},
+		{name: "bad kind and name", dir: "/x/y", in: Params{Name: "a_b", Kind: "widget"}, err: `module name "a_b"`},
+		{name: "bad group", dir: "/x/y", in: Params{Group: "a/b"}, err: `group "a/b"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.in.Defaults(tt.dir)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("Defaults = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	p, err := Params{Kind: "Widget"}.Defaults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SDKDir, p.ABIDir = "../sdk", "../abi"
+	files, err := Write(dir, p)
+	if err != nil || len(files) != len(templatesOut()) {
+		t.Fatalf("Write = %v, %v", files, err)
+	}
+	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.Contains(string(gomod), "github.com/kopf-wasm/kopf-wasm/guest-sdk => ../sdk") {
+		t.Errorf("go.mod lacks the replace:\n%s", gomod)
+	}
+	if _, err := Write(dir, p); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("second Write: error = %v, want not empty", err)
+	}
+	// Without an SDK, no replace and a README that says how to add it.
+	dir2 := filepath.Join(t.TempDir(), "w")
+	p.SDKDir, p.ABIDir = "", ""
+	if _, err := Write(dir2, p); err != nil {
+		t.Fatal(err)
+	}
+	gomod, _ = os.ReadFile(filepath.Join(dir2, "go.mod"))
+	readme, _ := os.ReadFile(filepath.Join(dir2, "README.md"))
+	if strings.Contains(string(gomod), "replace") || !strings.Contains(string(readme), "go mod edit -replace") {
+		t.Errorf("go.mod:\n%s\nREADME:\n%s", gomod, readme)
+	}
+}
+
+func templatesOut() []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f)
+	}
+	return out
+}
