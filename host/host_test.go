@@ -47,7 +47,7 @@ func TestModuleFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ModuleFiles(tt.paths)
+			got, err := moduleFiles(tt.paths)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want %q", err, tt.err)
@@ -55,7 +55,7 @@ func TestModuleFiles(t *testing.T) {
 				return
 			}
 			if err != nil || strings.Join(got, " ") != strings.Join(tt.want, " ") {
-				t.Errorf("ModuleFiles = %v, %v; want %v", got, err, tt.want)
+				t.Errorf("moduleFiles = %v, %v; want %v", got, err, tt.want)
 			}
 		})
 	}

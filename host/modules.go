@@ -14,11 +14,11 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
-// ModuleFiles expands paths (.wasm files, or folders whose *.wasm files are
+// moduleFiles expands paths (.wasm files, or folders whose *.wasm files are
 // taken in name order, without descending into subfolders) into the list of
 // module files, each once. A missing path, a folder without modules or a
 // file that is not a regular file is an error.
-func ModuleFiles(paths []string) ([]string, error) {
+func moduleFiles(paths []string) ([]string, error) {
 	var files []string
 	seen := map[string]bool{}
 	add := func(f string) {

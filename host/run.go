@@ -40,7 +40,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return classify(ErrKubeconfig, err)
 	}
-	files, err := ModuleFiles(opts.Modules)
+	files, err := moduleFiles(opts.Modules)
 	if err != nil {
 		return err
 	}
