@@ -196,3 +196,34 @@ func TestActivityAndTemporaryErrors(t *testing.T) {
 		t.Errorf("flaky: outcome %#v, merge %v", res.Err, res.Merge())
 	}
 }
+
+func TestConcurrentCalls(t *testing.T) {
+	h := kopftest.New(t)
+	const workers, calls = 8, 25
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			obj := example(w)
+			obj["metadata"].(map[string]any)["name"] = "ex-" + strings.Repeat("x", w)
+			for i := 1; i <= calls; i++ {
+				res, err := h.Call(h.Request("countCalls", obj, nil))
+				if err == nil && res.Value != float64(i) {
+					err = errors.New("memo mixed up between objects")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(h.Calls()); n != 0 {
+		t.Errorf("host calls = %d, want none", n)
+	}
+}
