@@ -48,8 +48,8 @@ stores their results and progress on the objects, as Kopf does.
 
 Every flag can also be set through an environment variable: KOPF_WASM_ and
 the flag's name in upper case with dashes as underscores, e.g.
-KOPF_WASM_NAMESPACE=team-a or KOPF_WASM_ALL_NAMESPACES=true. The command
-line wins over the environment.`
+KOPF_WASM_NAMESPACE=team-a or KOPF_WASM_ALL_NAMESPACES=true (except build's
+-o). The command line wins over the environment.`
 
 // newRoot builds the command tree.
 func newRoot(streams Streams) *cobra.Command {

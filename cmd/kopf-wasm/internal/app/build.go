@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/option"
 	"github.com/kopf-wasm/kopf-wasm/host"
 )
 
@@ -64,6 +65,8 @@ func buildCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the .wasm file to write (default DIR/<folder name>.wasm)")
+	option.SkipEnv(cmd.Flags(), "output") // KOPF_WASM_OUTPUT is inspect's and invoke's format
+
 	return cmd
 }
 

@@ -77,6 +77,10 @@ func writeCommand(b *strings.Builder, c *cobra.Command) {
 		} else {
 			def = "`" + def + "`"
 		}
-		fmt.Fprintf(b, "| %s | `%s` | %s | %s |\n", name, option.EnvName(f.Name), def, strings.ReplaceAll(f.Usage, "|", "\\|"))
+		envName := "`" + option.EnvName(f.Name) + "`"
+		if f.Annotations[option.NoEnv] != nil {
+			envName = "—"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name, envName, def, strings.ReplaceAll(f.Usage, "|", "\\|"))
 	})
 }

@@ -18,6 +18,7 @@ type flags struct {
 	Peering
 	Logging
 	Output
+	File string // a flag kept out of the environment
 }
 
 func parse(t *testing.T, args []string, env map[string]string) (*flags, error) {
@@ -27,6 +28,8 @@ func parse(t *testing.T, args []string, env map[string]string) (*flags, error) {
 	for _, g := range []interface{ ApplyFlags(*pflag.FlagSet) }{&f.Kube, &f.Namespaces, &f.Peering, &f.Logging, &f.Output} {
 		g.ApplyFlags(fs)
 	}
+	fs.StringVar(&f.File, "file", "", "a flag kept out of the environment")
+	SkipEnv(fs, "file")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +57,8 @@ func TestGroups(t *testing.T) {
 			check: func(f *flags) bool {
 				return strings.Join(f.Patterns, " ") == "x-*,!x-y" && f.Kubeconfig == "/k" && f.Logging.Level() == slog.LevelDebug && f.Standalone
 			}},
+		{name: "a flag kept out of the environment", env: map[string]string{"KOPF_WASM_FILE": "x"},
+			check: func(f *flags) bool { return f.File == "" }},
 		{name: "the command line wins", args: []string{"--kubeconfig", "/cli"}, env: map[string]string{"KOPF_WASM_KUBECONFIG": "/env"},
 			check: func(f *flags) bool { return f.Kubeconfig == "/cli" }},
 		{name: "-n with -A", args: []string{"-n", "a", "-A"}, err: "exclude each other"},
