@@ -179,9 +179,11 @@ func (c *Context) DecodeParam(v any) error { return json.Unmarshal(orNull(c.req.
 // Memo is the object's memo; changes are kept for the object's next calls.
 func (c *Context) Memo() Memo {
 	if c.memo == nil {
-		c.memo = Memo{}
 		if len(c.req.Memo) > 0 {
 			_ = json.Unmarshal(c.req.Memo, &c.memo)
+		}
+		if c.memo == nil { // absent, null or not an object
+			c.memo = Memo{}
 		}
 		c.memoWas, _ = json.Marshal(c.memo)
 	}

@@ -140,3 +140,29 @@ func TestResultThatCannotBeEncoded(t *testing.T) {
 		t.Errorf("response = %+v", resp)
 	}
 }
+
+func TestMemo(t *testing.T) {
+	fresh(t)
+	OnCreate("", "v1", "pods", func(ctx *Context) (any, error) {
+		if ctx.Name() == "write" {
+			ctx.Memo()["k"] = "v"
+		} else {
+			_ = ctx.Memo()["k"]
+		}
+		return nil, nil
+	}, ID("m"))
+	tests := []struct{ name, memo, want string }{
+		{"write", ``, `{"k":"v"}`},
+		{"write", `null`, `{"k":"v"}`},
+		{"write", `{"a":1}`, `{"a":1,"k":"v"}`},
+		{"write", `{"k":"v"}`, ``},
+		{"read", `{"k":"v"}`, ``},
+		{"read", ``, ``},
+	}
+	for _, tt := range tests {
+		resp := run(t, &recorder{}, abi.Request{Handler: "m", Name: tt.name, Memo: json.RawMessage(tt.memo)})
+		if string(resp.Memo) != tt.want || resp.Outcome.Status != abi.OutcomeSuccess {
+			t.Errorf("%s with memo %q: response memo %s (%+v), want %q", tt.name, tt.memo, resp.Memo, resp.Outcome, tt.want)
+		}
+	}
+}
