@@ -94,3 +94,12 @@ cli: check-go
 
 docs: check-go
 	$(GO) test -count=1 -run '^TestCLIDocs$$' ./cmd/kopf-wasm/internal/app -update
+
+# The kopfexamples benchmark (internal/cmd/bench, issue 4): kopf-wasm beside a
+# hand-written controller-runtime controller, in one run on one local control
+# plane; prints a table (BENCH_FLAGS='-json' for JSON). Not part of `make test`.
+#   make bench BENCH_FLAGS='-n 200'
+BENCH_FLAGS ?= -n 2000
+.PHONY: bench
+bench: check-go controlplane
+	$(GO) run ./internal/cmd/bench $(BENCH_FLAGS)

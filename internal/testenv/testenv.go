@@ -75,6 +75,11 @@ type Options struct {
 	// plane processes. Nil discards the processes' output and sends the
 	// build script's progress to os.Stderr.
 	Output io.Writer
+
+	// APIServerFlags are extra kube-apiserver flags, by name without the
+	// leading dashes (e.g. "audit-log-path"). Each replaces envtest's value
+	// of the same flag, if it sets one.
+	APIServerFlags map[string]string
 }
 
 // Env is a running control plane.
@@ -159,6 +164,9 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 	}
 	if opts.APIServerPort != 0 {
 		api.SecureServing.ListenAddr = envtest.ListenAddr{Address: "127.0.0.1", Port: strconv.Itoa(opts.APIServerPort)}
+	}
+	for name, value := range opts.APIServerFlags {
+		api.Configure().Set(strings.TrimLeft(name, "-"), value)
 	}
 	if opts.Output != nil {
 		api.Out, api.Err = opts.Output, opts.Output

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
+)
+
+// benchOptions are the command's flags.
+type benchOptions struct {
+	N           int
+	Concurrency int
+	Contenders  []string
+	JSON        bool
+	// PhaseTimeout bounds each phase; ReadyTimeout the start of an
+	// operator and its canary.
+	PhaseTimeout, ReadyTimeout time.Duration
+	// WasmModule and WasmOperator are prebuilt kopfexample.wasm and
+	// benchoperator binaries; empty builds them into WorkDir.
+	WasmModule, WasmOperator string
+	// NativeWorkers is the native controller's MaxConcurrentReconciles
+	// (kopf-wasm's settings.Default() runs 16 workers).
+	NativeWorkers int
+	// WorkDir keeps the audit log, the operators' logs and profiles;
+	// empty uses a temporary folder removed at the end.
+	WorkDir    string
+	CPUProfile bool
+	LogLevel   string
+}
+
+// contenders by name, in the default order.
+var knownContenders = []string{"kopf-wasm", "native"}
+
+// withDefaults fills every unset option.
+func (o benchOptions) withDefaults() benchOptions {
+	if o.N <= 0 {
+		o.N = 2000
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if len(o.Contenders) == 0 {
+		o.Contenders = knownContenders
+	}
+	if o.PhaseTimeout <= 0 {
+		o.PhaseTimeout = 15 * time.Minute
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 3 * time.Minute
+	}
+	if o.NativeWorkers <= 0 {
+		o.NativeWorkers = 16
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	return o
+}
+
+func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
+	var o benchOptions
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.N, "n", 2000, "objects in the workload")
+	fs.IntVar(&o.Concurrency, "c", 16, "the driver's concurrent requests")
+	contenders := fs.String("contenders", strings.Join(knownContenders, ","), "contenders to run, in order")
+	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of a table")
+	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", 15*time.Minute, "longest wait for one phase")
+	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Minute, "longest wait for an operator to start and handle the canary")
+	fs.StringVar(&o.WasmModule, "wasm", "", "prebuilt kopfexample.wasm (default: build it)")
+	fs.StringVar(&o.WasmOperator, "wasm-operator", "", "prebuilt host/internal/cmd/benchoperator binary (default: build it)")
+	fs.IntVar(&o.NativeWorkers, "native-workers", 16, "the native controller's MaxConcurrentReconciles")
+	fs.StringVar(&o.WorkDir, "workdir", "", "keep the audit log, operator logs and profiles here (default: a temporary folder, removed)")
+	fs.BoolVar(&o.CPUProfile, "cpuprofile", false, "have each operator write a CPU profile of the phases into the work folder")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "the operators' log level (their logs go to the work folder)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o.Contenders = nil
+	for _, c := range strings.Split(*contenders, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if c != "kopf-wasm" && c != "native" {
+			return o, fmt.Errorf("-contenders: unknown contender %q (known: %s)", c, strings.Join(knownContenders, ", "))
+		}
+		o.Contenders = append(o.Contenders, c)
+	}
+	return o.withDefaults(), nil
+}
+
+// runBench is the benchmark command.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseBench(args, stderr)
+	if err != nil {
+		return err
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if o.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "kopf-wasm-bench-")
+		if err != nil {
+			return fmt.Errorf("work folder: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		o.WorkDir = dir
+	} else if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+		return fmt.Errorf("work folder: %w", err)
+	}
+	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
+
+	if err := o.build(ctx, root, progress); err != nil {
+		return err
+	}
+	policy := filepath.Join(o.WorkDir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return fmt.Errorf("audit policy: %w", err)
+	}
+	auditLog := filepath.Join(o.WorkDir, "audit.log")
+	progress("starting the control plane")
+	env, err := testenv.New(ctx, testenv.Options{
+		CRDPaths:       []string{filepath.Join(root, "examples", "crd.yaml")},
+		KubeconfigPath: filepath.Join(o.WorkDir, "kubeconfig"),
+		APIServerFlags: map[string]string{"audit-policy-file": policy, "audit-log-path": auditLog},
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			progress("%v", err)
+		}
+	}()
+	d, err := newDriver(env, auditLog, o)
+	if err != nil {
+		return err
+	}
+	rep := report{N: o.N, Concurrency: o.Concurrency, NativeWorkers: o.NativeWorkers, Go: runtime.Version(),
+		Server: d.serverVersion(ctx), Machine: machine()}
+	for _, name := range o.Contenders {
+		progress("%s: N=%d", name, o.N)
+		res, err := d.run(ctx, name, progress)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.table(stdout)
+	return nil
+}
+
+// build builds the kopfexample module and the kopf-wasm operator unless
+// prebuilt ones were given.
+func (o *benchOptions) build(ctx context.Context, root string, progress func(string, ...any)) error {
+	if o.WasmModule == "" {
+		o.WasmModule = filepath.Join(o.WorkDir, "kopfexample.wasm")
+		progress("building %s", o.WasmModule)
+		cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-o", o.WasmModule, "./kopfexample")
+		cmd.Dir = filepath.Join(root, "examples")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building the kopfexample module: %w\n%s", err, out)
+		}
+	}
+	if o.WasmOperator == "" {
+		o.WasmOperator = filepath.Join(o.WorkDir, "benchoperator")
+		progress("building %s", o.WasmOperator)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.WasmOperator, "./host/internal/cmd/benchoperator")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building the kopf-wasm operator: %w\n%s", err, out)
+		}
+	}
+	for _, p := range []string{o.WasmModule, o.WasmOperator} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("prebuilt file: %w", err)
+		}
+	}
+	return nil
+}
+
+// machine describes the CPU the benchmark runs on.
+func machine() string {
+	model := runtime.GOARCH
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d CPUs", model, runtime.NumCPU())
+}

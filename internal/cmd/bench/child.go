@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// child is an operator process.
+type child struct {
+	cmd    *exec.Cmd
+	log    *os.File
+	ready  chan struct{}
+	exited chan struct{}
+	err    error // the result of Wait, once exited is closed
+}
+
+// startChild starts argv with stderr going to logPath; the child is ready
+// when it prints "ready" on stdout.
+func startChild(argv []string, logPath string) (*child, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("operator log: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = log
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
+	}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
+	}
+	c := &child{cmd: cmd, log: log, ready: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "ready" && !signalled {
+				close(c.ready)
+				signalled = true
+			}
+		}
+		c.err = cmd.Wait()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+// waitReady waits until the child said it is ready.
+func (c *child) waitReady(timeout time.Duration) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-c.exited:
+		return fmt.Errorf("the operator exited before it was ready (%v); see %s", c.err, c.log.Name())
+	case <-time.After(timeout):
+		return fmt.Errorf("the operator was not ready within %s; see %s", timeout, c.log.Name())
+	}
+}
+
+// alive reports an error when the child has exited.
+func (c *child) alive() error {
+	select {
+	case <-c.exited:
+		return fmt.Errorf("the operator exited (%v); see %s", c.err, c.log.Name())
+	default:
+		return nil
+	}
+}
+
+// usage is what the kernel accounted for an exited child.
+type usage struct {
+	CPU     time.Duration // user + system
+	MaxRSSK int64         // peak resident set, KiB
+}
+
+// stop sends SIGTERM, waits (then kills after timeout) and returns the
+// child's resource usage.
+func (c *child) stop(timeout time.Duration) (usage, error) {
+	defer c.log.Close()
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(timeout):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	}
+	ru, ok := c.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return usage{}, errors.New("no resource usage for the operator process")
+	}
+	u := usage{
+		CPU:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		MaxRSSK: ru.Maxrss,
+	}
+	if !c.cmd.ProcessState.Success() {
+		return u, fmt.Errorf("the operator did not exit cleanly (%v); see %s", c.err, c.log.Name())
+	}
+	return u, nil
+}
+
+// clockTick is USER_HZ, the unit of the CPU times in /proc (100 on every
+// Linux architecture Go supports).
+const clockTick = 10 * time.Millisecond
+
+// procCPU returns the CPU time (user + system) a running process has used
+// so far, from /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("operator CPU time: %w", err)
+	}
+	return parseStatCPU(string(data))
+}
+
+// parseStatCPU reads utime and stime (fields 14 and 15) of a
+// /proc/<pid>/stat line. The command name (field 2) may hold spaces and
+// parentheses, so fields are counted from its last ')'.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc stat %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:]) // fields[0] is field 3 (state)
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short /proc stat %q", stat)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// procHWM returns the peak resident set (VmHWM) of a running process, KiB.
+func procHWM(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("operator peak RSS: %w", err)
+	}
+	return parseStatusKB(string(data), "VmHWM")
+}
+
+// parseStatusKB returns the value in kB of a field of /proc/<pid>/status.
+func parseStatusKB(status, field string) (int64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		rest, ok := strings.CutPrefix(line, field+":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("/proc status: malformed %q", line)
+		}
+		return strconv.ParseInt(f[0], 10, 64)
+	}
+	return 0, fmt.Errorf("/proc status: no %s", field)
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
+)
+
+// driverAgent is the user agent of the benchmark's own requests, by which
+// the audit count tells them from the operator's.
+const driverAgent = "kopf-wasm-bench-driver"
+
+// driver runs the workload against one contender after another.
+type driver struct {
+	o          benchOptions
+	kubeconfig string
+	auditLog   string
+	dyn        dynamic.Interface
+	cs         kubernetes.Interface
+}
+
+func newDriver(env *testenv.Env, auditLog string, o benchOptions) (*driver, error) {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS = -1 // no client-side limit: the driver must not be the bottleneck
+	cfg.UserAgent = driverAgent
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("driver client: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("driver client: %w", err)
+	}
+	return &driver{o: o, kubeconfig: env.Kubeconfig, auditLog: auditLog, dyn: dyn, cs: cs}, nil
+}
+
+func (d *driver) serverVersion(ctx context.Context) string {
+	v, err := d.cs.Discovery().ServerVersion()
+	if err != nil {
+		return "unknown"
+	}
+	return "kube-apiserver " + v.GitVersion
+}
+
+// argv is the command line of a contender's operator.
+func (d *driver) argv(name, namespace string) ([]string, error) {
+	common := []string{"-kubeconfig", d.kubeconfig, "-namespace", namespace, "-log-level", d.o.LogLevel}
+	if d.o.CPUProfile {
+		common = append(common, "-cpuprofile", filepath.Join(d.o.WorkDir, name+".cpu.pprof"))
+	}
+	switch name {
+	case "kopf-wasm":
+		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
+	case "native":
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding this binary to re-execute it: %w", err)
+		}
+		return append(append([]string{self, operatorCommand}, common...),
+			"-workers", fmt.Sprint(d.o.NativeWorkers), "-user-agent", "native-bench"), nil
+	}
+	return nil, fmt.Errorf("unknown contender %q", name)
+}
+
+// run measures one contender in a fresh namespace.
+func (d *driver) run(ctx context.Context, name string, progress func(string, ...any)) (result, error) {
+	res := result{Contender: name, N: d.o.N, Changes: 3 * d.o.N}
+	res.Namespace = fmt.Sprintf("bench-%s-%d", name, time.Now().Unix())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: res.Namespace}}
+	if _, err := d.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return res, fmt.Errorf("creating namespace %s: %w", res.Namespace, err)
+	}
+	trackCtx, stopTracking := context.WithCancel(ctx)
+	defer stopTracking()
+	tr := newTracker(objectPrefix)
+	if err := tr.run(trackCtx, d.dyn, res.Namespace); err != nil {
+		return res, err
+	}
+
+	argv, err := d.argv(name, res.Namespace)
+	if err != nil {
+		return res, err
+	}
+	c, err := startChild(argv, filepath.Join(d.o.WorkDir, name+".log"))
+	if err != nil {
+		return res, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_, _ = c.stop(10 * time.Second)
+		}
+	}()
+	startedAt := time.Now()
+	if err := c.waitReady(d.o.ReadyTimeout); err != nil {
+		return res, err
+	}
+	w := &workload{dyn: d.dyn.Resource(kopfExamples).Namespace(res.Namespace), tracker: tr,
+		n: d.o.N, concurrency: d.o.Concurrency, timeout: d.o.PhaseTimeout, check: c.alive}
+	if err := w.canary(ctx, d.o.ReadyTimeout); err != nil {
+		return res, err
+	}
+	res.ReadySeconds = time.Since(startedAt).Seconds()
+	progress("%s: ready in %.1fs (canary handled); running the phases", name, res.ReadySeconds)
+
+	pid := c.cmd.Process.Pid
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return res, err
+	}
+	hwm0, err := procHWM(pid)
+	if err != nil {
+		return res, err
+	}
+	res.ReadyPeakRSSMB = float64(hwm0) / 1024
+	m0, err := d.scrape(ctx)
+	if err != nil {
+		return res, err
+	}
+	if d.o.CPUProfile {
+		_ = c.cmd.Process.Signal(syscall.SIGUSR1) // start profiling
+	}
+	since := time.Now()
+	res.Phases, err = w.phases(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, p := range res.Phases {
+		progress("%s: %s phase %.2fs (requests sent in %.2fs)", name, p.Name, p.Seconds, p.SentSeconds)
+	}
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return res, err
+	}
+	hwm, err := procHWM(pid)
+	if err != nil {
+		return res, err
+	}
+	m1, err := d.scrape(ctx)
+	if err != nil {
+		return res, err
+	}
+	// Writes that trail the last phase (there should be none) are still
+	// counted from the audit log, which is read after the operator stopped.
+	time.Sleep(time.Second)
+	stopped = true
+	u, err := c.stop(30 * time.Second)
+	if err != nil {
+		return res, err
+	}
+
+	res.StartupCPUSeconds = cpu0.Seconds()
+	res.CPUSeconds = (cpu1 - cpu0).Seconds()
+	res.TotalCPUSeconds = u.CPU.Seconds()
+	res.CPUPerChangeMs = res.CPUSeconds * 1000 / float64(res.Changes)
+	res.PeakRSSMB = float64(max(u.MaxRSSK, hwm)) / 1024
+
+	data, err := os.ReadFile(d.auditLog)
+	if err != nil {
+		return res, fmt.Errorf("reading the audit log: %w", err)
+	}
+	ops, drv, err := countWrites(bytes.NewReader(data), writeFilter{Namespace: res.Namespace, Since: since, Driver: driverAgent})
+	if err != nil {
+		return res, err
+	}
+	res.Writes, res.DriverWrites = ops, drv.Total
+	res.WritesPerChange = float64(ops.Total) / float64(res.Changes)
+	if drv.Total != res.Changes {
+		progress("%s: warning: the audit log shows %d driver writes, want %d", name, drv.Total, res.Changes)
+	}
+	res.MetricsWrites = writeRequests(m1, "kopfexamples", "events") - writeRequests(m0, "kopfexamples", "events") - float64(res.Changes)
+	progress("%s: %d operator writes (%s); metrics say %.0f", name, ops.Total, ops, res.MetricsWrites)
+	return res, nil
+}
+
+// scrape reads the API server's metrics.
+func (d *driver) scrape(ctx context.Context) ([]sample, error) {
+	raw, err := d.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	return parseMetrics(bytes.NewReader(raw))
+}

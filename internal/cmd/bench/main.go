@@ -1,0 +1,53 @@
+// Command bench runs the kopfexamples workload against kopf-wasm and, side
+// by side in the same run on the same control plane, a hand-written
+// controller-runtime controller doing the same work (the native bound).
+//
+//	go run ./internal/cmd/bench -n 2000
+//
+// It starts one local control plane (internal/testenv) with the API
+// server's audit log on, installs examples/crd.yaml, and then for each
+// contender, in a fresh namespace of its own:
+//
+//  1. starts the operator as a separate process and waits until it has
+//     handled a canary object (created, then deleted);
+//  2. creates N KopfExample objects and waits until every one shows
+//     status.create_fn.message;
+//  3. patches spec.field of each and waits until every one shows
+//     status.update_fn.message;
+//  4. deletes each and waits until all are gone;
+//  5. stops the operator.
+//
+// It reports each phase's wall time, the operator's API write requests per
+// handled change (3N changes) counted from the audit log (every write in
+// the namespace from the start of phase 2 on that did not come from the
+// benchmark's own client), the operator's CPU time per change during the
+// phases, and its peak RSS over its whole life.
+//
+// The kopf-wasm contender is host/internal/cmd/benchoperator (the reactor
+// with the kopfexample module and settings.Default()), built by this
+// command. The native contender is this binary itself, re-executed with the
+// hidden subcommand "operator" (see native.go).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == operatorCommand {
+		err = runOperator(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else {
+		err = runBench(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

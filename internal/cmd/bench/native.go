@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// operatorCommand is the hidden subcommand that runs the native contender.
+const operatorCommand = "operator"
+
+// nativeFinalizer is the native controller's finalizer.
+const nativeFinalizer = "bench.kopf.dev/finalizer"
+
+var kopfExampleGVK = schema.GroupVersionKind{Group: "kopf.dev", Version: "v1", Kind: "KopfExample"}
+
+// operatorOptions are the hidden subcommand's flags.
+type operatorOptions struct {
+	kubeconfig, namespace, userAgent, cpuProfile string
+	workers                                      int
+	logLevel                                     slog.Level
+}
+
+func parseOperator(args []string, stderr io.Writer) (operatorOptions, error) {
+	var o operatorOptions
+	fs := flag.NewFlagSet("bench operator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (required)")
+	fs.StringVar(&o.namespace, "namespace", "", "the one namespace to serve (required)")
+	fs.StringVar(&o.userAgent, "user-agent", "bench-native", "the HTTP user agent of the Kubernetes client")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from SIGUSR1 on")
+	fs.IntVar(&o.workers, "workers", 16, "concurrent reconciles (MaxConcurrentReconciles)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.kubeconfig == "" || o.namespace == "" {
+		return o, errors.New("operator: -kubeconfig and -namespace are required")
+	}
+	if err := o.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return o, fmt.Errorf("operator: -log-level: %w", err)
+	}
+	return o, nil
+}
+
+// runOperator runs the native contender: a controller-runtime manager with
+// one controller for KopfExamples in one namespace, until ctx ends. It
+// prints "ready" on stdout once the manager's cache has synced.
+func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseOperator(args, stderr)
+	if err != nil {
+		return err
+	}
+	if o.cpuProfile != "" {
+		stopProfile, err := profileOnSignal(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
+	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel})))
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("operator: %w", err)
+	}
+	// As controller-runtime's own config loader does: no client-side rate
+	// limit, the server's priority and fairness apply.
+	cfg.QPS = -1
+	cfg.UserAgent = o.userAgent
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{o.namespace: {}}},
+		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return fmt.Errorf("operator: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("kopfexample").
+		For(newKopfExample()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.workers}).
+		Complete(&reconciler{client: mgr.GetClient()})
+	if err != nil {
+		return fmt.Errorf("operator: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return fmt.Errorf("operator: the cache did not sync: %w", <-done)
+	}
+	fmt.Fprintln(stdout, "ready")
+	if err := <-done; err != nil {
+		return fmt.Errorf("operator: %w", err)
+	}
+	return nil
+}
+
+func newKopfExample() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kopfExampleGVK)
+	return u
+}
+
+// reconciler does what the kopfexample module does, the way a Go
+// controller would: a finalizer while the object lives; status.create_fn
+// when it is first seen; status.update_fn when its generation moves past
+// status.observedGeneration; the finalizer removed on deletion. Status is
+// written through the status subresource; every reconcile writes at most
+// once (PUT with the cached resourceVersion, as controllers usually do).
+type reconciler struct {
+	client client.Client
+}
+
+// Reconcile brings one KopfExample up to date.
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := newKopfExample()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		if controllerutil.RemoveFinalizer(obj, nativeFinalizer) {
+			return ctrl.Result{}, client.IgnoreNotFound(r.client.Update(ctx, obj))
+		}
+		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(obj, nativeFinalizer) {
+		// One write per reconcile: the watch event of this update brings
+		// the object back with the finalizer, and the status is written
+		// then. Writing it now too would race the cache (a reconcile
+		// queued meanwhile would see the object without the status and
+		// write it again, or conflict).
+		return ctrl.Result{}, client.IgnoreNotFound(r.client.Update(ctx, obj))
+	}
+	if !statusChange(obj) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.client.Status().Update(ctx, obj))
+}
+
+// statusChange sets the status the object needs and reports whether it
+// changed: the create message when there is none yet, the update message
+// when the spec changed since the status was last written.
+func statusChange(obj *unstructured.Unstructured) bool {
+	gen := obj.GetGeneration()
+	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	created, _, _ := unstructured.NestedString(obj.Object, "status", "create_fn", "message")
+	var field, message string
+	switch {
+	case created == "":
+		field, message = "create_fn", "hello world"
+	case observed < gen:
+		field, message = "update_fn", "updated"
+	default:
+		return false
+	}
+	_ = unstructured.SetNestedField(obj.Object, map[string]any{"message": message}, "status", field)
+	_ = unstructured.SetNestedField(obj.Object, gen, "status", "observedGeneration")
+	return true
+}
+
+// profileOnSignal writes a CPU profile to path from the first SIGUSR1 on
+// (the benchmark sends it when its phases begin, so that start-up is left
+// out) until the returned function is called.
+func profileOnSignal(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", "operator: cpu profile", err)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	started := make(chan bool, 1)
+	go func() {
+		<-sig
+		started <- pprof.StartCPUProfile(f) == nil
+	}()
+	return func() {
+		signal.Stop(sig)
+		select {
+		case sig <- syscall.SIGUSR1: // not started yet: nothing to stop
+		default:
+		}
+		if <-started {
+			pprof.StopCPUProfile()
+		}
+		_ = f.Close()
+	}, nil
+}

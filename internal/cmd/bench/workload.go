@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+var kopfExamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
+
+// objectPrefix names the workload's objects; the canary has another name.
+const (
+	objectPrefix = "kex-"
+	canaryName   = "canary"
+)
+
+// phaseResult is one phase's timing.
+type phaseResult struct {
+	Name string `json:"name"`
+	// Seconds is from the first request sent until every object shows the
+	// phase's result.
+	Seconds float64 `json:"seconds"`
+	// SentSeconds is from the first request sent until the driver's last
+	// request returned: when close to Seconds, the operator kept up.
+	SentSeconds float64 `json:"sent_seconds"`
+}
+
+// workload drives the objects of one namespace.
+type workload struct {
+	dyn         dynamic.ResourceInterface
+	tracker     *tracker
+	n           int
+	concurrency int
+	timeout     time.Duration
+	check       func() error // fails when the operator died
+}
+
+func objectName(i int) string { return fmt.Sprintf("%s%05d", objectPrefix, i) }
+
+func example(name, field string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"field": field},
+	}}
+}
+
+// phases runs create, update and delete over all objects.
+func (w *workload) phases(ctx context.Context) ([]phaseResult, error) {
+	steps := []struct {
+		name string
+		do   func(ctx context.Context, name string) error
+		done func(progress) bool
+	}{
+		{"create", func(ctx context.Context, name string) error {
+			_, err := w.dyn.Create(ctx, example(name, "value-1"), metav1.CreateOptions{})
+			return err
+		}, func(p progress) bool { return p.Created >= w.n }},
+		{"update", func(ctx context.Context, name string) error {
+			_, err := w.dyn.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"field":"value-2"}}`), metav1.PatchOptions{})
+			return err
+		}, func(p progress) bool { return p.Updated >= w.n }},
+		{"delete", func(ctx context.Context, name string) error {
+			err := w.dyn.Delete(ctx, name, metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}, func(p progress) bool { return p.Objects == 0 }},
+	}
+	var out []phaseResult
+	for _, s := range steps {
+		r, err := w.phase(ctx, s.name, s.do, s.done)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// phase sends do for every object from w.concurrency goroutines and waits
+// until done holds.
+func (w *workload) phase(ctx context.Context, name string, do func(context.Context, string) error, done func(progress) bool) (phaseResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	begin := time.Now()
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+		sent     = make(chan time.Duration, 1)
+	)
+	for range w.concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= w.n || ctx.Err() != nil {
+					return
+				}
+				if err := do(ctx, objectName(i)); err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("%s %s: %w", name, objectName(i), err); cancel() })
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		sent <- time.Since(begin)
+	}()
+	err := w.tracker.wait(ctx, done, w.check)
+	elapsed := time.Since(begin)
+	sentIn := <-sent
+	if firstErr != nil {
+		return phaseResult{}, firstErr
+	}
+	if err != nil {
+		return phaseResult{}, fmt.Errorf("%s phase not done within %s: %w", name, w.timeout, err)
+	}
+	return phaseResult{Name: name, Seconds: elapsed.Seconds(), SentSeconds: sentIn.Seconds()}, nil
+}
+
+// canary creates one object, waits until the operator handled it, deletes
+// it and waits until it is gone: the operator is then watching and warm.
+func (w *workload) canary(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := w.dyn.Create(ctx, example(canaryName, "canary"), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the canary: %w", err)
+	}
+	if err := w.waitObject(ctx, func(o *unstructured.Unstructured) bool { return o != nil && hasMessage(o, "create_fn") }); err != nil {
+		return fmt.Errorf("the operator did not handle the canary within %s: %w", timeout, err)
+	}
+	if err := w.dyn.Delete(ctx, canaryName, metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("deleting the canary: %w", err)
+	}
+	if err := w.waitObject(ctx, func(o *unstructured.Unstructured) bool { return o == nil }); err != nil {
+		return fmt.Errorf("the canary was not released within %s: %w", timeout, err)
+	}
+	return nil
+}
+
+func (w *workload) waitObject(ctx context.Context, ok func(*unstructured.Unstructured) bool) error {
+	for {
+		obj, err := w.dyn.Get(ctx, canaryName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			obj, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if ok(obj) {
+			return nil
+		}
+		if err := w.check(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
