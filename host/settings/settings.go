@@ -66,6 +66,10 @@ type Execution struct {
 	// Workers is the number of objects processed at once (the bounded worker
 	// pool). Default 16.
 	Workers int
+	// MaxDaemons caps the daemons running at once per module; each holds a
+	// wasm instance of its own. A daemon past the cap waits for a slot, and
+	// a warning says so. Default 100.
+	MaxDaemons int
 }
 
 // Posting tunes the Kubernetes Events the host posts about handlers.
@@ -162,7 +166,7 @@ func Default() Settings {
 			V1Keys:           true,
 			DiffBaseInStatus: true,
 		},
-		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16},
+		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100},
 		Posting: Posting{
 			Enabled:            true,
 			Level:              LevelWarning,

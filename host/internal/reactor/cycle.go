@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -21,6 +22,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	obj, ok := s.watch.Get(key.namespace, key.name)
 	if !ok {
 		o.runEventHandlers(ctx, s.res, o.mem.drainEvents(key), nil)
+		o.spawner.Forget(spawning.Key{Resource: key.resource, Namespace: key.namespace, Name: key.name})
 		o.mem.forget(key) // gone: deleted and released
 		return
 	}
@@ -123,6 +125,32 @@ type cyc struct {
 
 	delay       time.Duration
 	handledOnce bool
+	running     int // timers and daemons still running on a deleted object
+}
+
+func (c *cyc) spawnKey() spawning.Key {
+	return spawning.Key{Resource: c.key.resource, Namespace: c.key.namespace, Name: c.key.name}
+}
+
+// spawn starts and stops the object's timers and daemons: those matching it
+// run, the others stop, and all stop once it is marked for deletion.
+func (c *cyc) spawn() error {
+	if c.cause.Deleted() {
+		c.running = c.o.spawner.Stop(c.spawnKey(), c.obj)
+		return nil
+	}
+	ref := c.res.ResourceRef
+	var handlers []*registry.Handler
+	for _, kind := range []abi.HandlerKind{abi.KindTimer, abi.KindDaemon} {
+		hs, err := c.o.registry.Matching(ref, kind, c.cause.Body, c.when)
+		if err != nil {
+			return err
+		}
+		handlers = append(handlers, hs...)
+	}
+	changed := c.cause.Reason == abi.ReasonCreate || c.cause.Reason == abi.ReasonUpdate
+	c.o.spawner.Adjust(c.ctx, c.spawnKey(), c.obj, handlers, changed)
+	return nil
 }
 
 // run fills the cycle's patch: the finalizer, the handlers' outcomes and the
@@ -130,7 +158,11 @@ type cyc struct {
 func (c *cyc) run() error {
 	ref := c.res.ResourceRef
 	if c.cause.Reason == registry.ReasonFree || c.cause.Reason == registry.ReasonGone {
+		c.o.spawner.Forget(c.spawnKey())
 		return nil
+	}
+	if err := c.spawn(); err != nil {
+		return err
 	}
 	if err := c.finalizer(); err != nil {
 		return err
@@ -139,8 +171,16 @@ func (c *cyc) run() error {
 		return nil
 	}
 	matched, err := c.o.registry.Prematch(ref, c.cause, c.when)
-	if err != nil || !matched {
-		return err // stealth mode: nothing of ours on objects no handler sees
+	if err != nil {
+		return err
+	}
+	if !matched {
+		// Stealth mode: nothing of ours on objects no handler sees; only a
+		// finalizer held for timers and daemons is released.
+		if c.cause.Reason == abi.ReasonDelete && c.running == 0 {
+			c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+		}
+		return nil
 	}
 	owned := c.o.registry.ChangingIDs(ref)
 	state, err := c.o.storage.LoadState(c.cause.Body, owned)
@@ -198,7 +238,10 @@ func (c *cyc) conclude(state *persistence.State, owned []string) error {
 	state.Purge(c.patch, owned)
 	c.handledOnce = true
 	if c.cause.Reason == abi.ReasonDelete {
-		c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+		// Timers and daemons stop first; the spawner wakes the object then.
+		if c.running == 0 {
+			c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+		}
 		return nil
 	}
 	return c.o.storage.StoreDiffBase(c.patch, c.cause.Body, c.cause.New)

@@ -10,7 +10,10 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -66,6 +69,7 @@ type Operator struct {
 
 	modules  map[string]*wasmrt.Module
 	registry *registry.Registry
+	spawner  *spawning.Spawner
 	served   map[string]*served // by resource GVR string
 
 	wg sync.WaitGroup
@@ -100,10 +104,12 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	}
 	var manifests []abi.Manifest
 	for _, m := range opts.Modules {
-		if _, dup := o.modules[m.Name()]; dup {
-			return nil, fmt.Errorf("reactor: two modules are named %q; rename one", m.Name())
+		// Handlers name their module by its manifest's name.
+		name := m.Manifest().Module.Name
+		if _, dup := o.modules[name]; dup {
+			return nil, fmt.Errorf("reactor: two modules are named %q in their manifests; rename one", name)
 		}
-		o.modules[m.Name()] = m
+		o.modules[name] = m
 		manifests = append(manifests, m.Manifest())
 	}
 	resolved := map[string]kube.Resource{}
@@ -126,6 +132,17 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 		res := resolved[refString(ref)]
 		o.served[refString(ref)] = &served{res: res}
 	}
+	o.spawner = spawning.New(spawning.Options{
+		Kube: o.kube, Modules: o.modules, Logger: o.log,
+		MaxDaemons: opts.Settings.Execution.MaxDaemons, DefaultBackoff: opts.Settings.Execution.DefaultBackoff,
+		Host: func(obj *unstructured.Unstructured) wasmrt.Host {
+			return &guestHost{kube: o.kube, about: kube.RefOf(obj), posting: o.opts.Settings.Posting}
+		},
+		StatusSubresource: func(resource string) bool { return o.served[resource].res.Status },
+		Wake: func(k spawning.Key) {
+			o.queue.Add(objectKey{resource: k.Resource, namespace: k.Namespace, name: k.Name})
+		},
+	})
 	return o, nil
 }
 
@@ -153,6 +170,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	<-ctx.Done()
 	o.queue.ShutDownWithDrain()
 	o.wg.Wait()
+	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.CleanupTimeout)
+	o.spawner.Shutdown(stopCtx)
+	cancel()
 	for _, s := range o.served {
 		s.watch.Stop()
 	}

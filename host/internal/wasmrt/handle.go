@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
@@ -39,22 +40,14 @@ func (m *Module) Handle(ctx context.Context, req *abi.Request, host Host) (*abi.
 }
 
 func (m *Module) handle(ctx context.Context, inst *instance, req *abi.Request, host Host) (*abi.Response, *CallError) {
-	inst.input.Reset()
-	enc := json.NewEncoder(&inst.input)
+	return m.handleFor(ctx, inst, req, host, m.rt.opts.Timeout)
+}
+
+// jsonEncoder encodes without HTML escaping, as guests expect plain JSON.
+func jsonEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(req); err != nil {
-		return nil, &CallError{Module: m.manifest.Module.Name, Handler: req.Handler, Kind: KindInternal,
-			Err: fmt.Errorf("encoding the request: %w", err)}
-	}
-	out, cerr := m.invoke(ctx, inst, abi.ExportHandle, inst.input.Bytes(), req, host)
-	if cerr != nil {
-		return nil, cerr
-	}
-	resp, err := decodeResponse(out)
-	if err != nil {
-		return nil, &CallError{Module: m.manifest.Module.Name, Handler: req.Handler, Kind: KindBadOutput, Err: err}
-	}
-	return resp, nil
+	return enc
 }
 
 // decodeResponse decodes and checks a guest's output.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 
@@ -143,6 +144,12 @@ func (m *Module) begin() error {
 // invoke calls fn on inst under the runtime's timeout, with the call's
 // state in the context for the host functions.
 func (m *Module) invoke(ctx context.Context, inst *instance, fn string, input []byte, req *abi.Request, host Host) ([]byte, *CallError) {
+	return m.invokeFor(ctx, inst, fn, input, req, host, m.rt.opts.Timeout)
+}
+
+// invokeFor is invoke with its own timeout; zero means ctx alone bounds the
+// call.
+func (m *Module) invokeFor(ctx context.Context, inst *instance, fn string, input []byte, req *abi.Request, host Host, timeout time.Duration) ([]byte, *CallError) {
 	if host == nil {
 		host = NoHost{}
 	}
@@ -150,7 +157,10 @@ func (m *Module) invoke(ctx context.Context, inst *instance, fn string, input []
 	if req != nil {
 		c.handler = req.Handler
 	}
-	callCtx, cancel := context.WithTimeout(withCall(ctx, c), m.rt.opts.Timeout)
+	callCtx, cancel := withCall(ctx, c), context.CancelFunc(func() {})
+	if timeout > 0 {
+		callCtx, cancel = context.WithTimeout(callCtx, timeout)
+	}
 	defer cancel()
 	out, cerr := inst.invoke(callCtx, fn, input)
 	if cerr == nil && len(out) > m.rt.opts.MaxOutputBytes {

@@ -1,0 +1,38 @@
+// Package spawning runs the timers and daemons of objects, as Kopf's
+// @kopf.timer and @kopf.daemon: one goroutine per object and handler, for
+// as long as the object exists, is not marked for deletion, and matches
+// the handler's filters.
+//
+// # Who calls it, what it calls
+//
+// The reactor owns a [Spawner] and calls [Spawner.Adjust] in every
+// processing cycle of an object with the timers and daemons that match it
+// now; the spawner starts what is missing, stops what no longer matches,
+// keeps the live body that the handlers see, and resets the idle clock on
+// essential changes. When the object is marked for deletion the reactor
+// asks it to stop everything and releases the finalizer only once
+// [Spawner.Running] is zero; the spawner calls [Options.Wake] when the
+// last worker of an object stopped. The handlers run in their modules
+// through wasmrt; their results and patches go to the object through kube,
+// one request per endpoint per run.
+//
+// # Timers
+//
+// A timer waits its initial delay, then (with idle) until the object has
+// had no essential change for that long, runs, applies its result, and
+// sleeps its interval (sharp: aligned to the interval, its run time
+// subtracted). A failure's delay replaces the interval. A timer never
+// overlaps itself. With neither interval nor idle it runs once.
+//
+// # Daemons
+//
+// A daemon runs once, on an instance of its own (wasmrt's
+// HandleDedicated), and is restarted only after a temporary error. Asked to
+// stop, it sees the stop through the sleep-until-stopped and is-stopped host
+// functions; after its cancellation backoff and cancellation timeout the
+// spawner terminates it by closing its instance — which Kopf, with Python
+// threads, cannot do — so a daemon never holds an object's finalizer for
+// ever unless it has no cancellation timeout at all. At most
+// [Options.MaxDaemons] run at once per module; a daemon past the cap waits
+// for a slot, and that is logged.
+package spawning

@@ -1,0 +1,222 @@
+package spawning
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+)
+
+// Key names one object of one resource.
+type Key struct {
+	Resource, Namespace, Name string
+}
+
+// Reasons for stopping, passed to the guest in abi.SleepResponse.Reason.
+const (
+	ReasonDeleted         = "deleted"
+	ReasonFiltersMismatch = "filters-mismatch"
+	ReasonExiting         = "exiting"
+)
+
+// Options configure a [Spawner].
+type Options struct {
+	// Kube applies the handlers' results and patches. Required.
+	Kube *kube.Client
+	// Modules by name. Required.
+	Modules map[string]*wasmrt.Module
+	// Host returns the host functions for a call about obj (events and
+	// Kubernetes requests); the spawner adds the stop functions. Required.
+	Host func(obj *unstructured.Unstructured) wasmrt.Host
+	// Wake is called when the last worker of an object stopped, so the
+	// reactor can release its finalizer.
+	Wake func(Key)
+	// StatusSubresource says whether results go to /status.
+	StatusSubresource func(resource string) bool
+	// MaxDaemons caps the daemons running at once per module. Default 100.
+	MaxDaemons int
+	// DefaultBackoff is the delay after an arbitrary error. Default 60s.
+	DefaultBackoff time.Duration
+	// Logger receives the workers' logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Spawner runs timers and daemons.
+type Spawner struct {
+	opts  Options
+	slots map[string]chan struct{} // per module: the daemon cap
+
+	mu      sync.Mutex
+	objects map[Key]*object
+	wg      sync.WaitGroup
+}
+
+// object is one object's live body and workers.
+type object struct {
+	key     Key
+	body    *unstructured.Unstructured
+	changed time.Time          // the last essential change, for idle
+	workers map[string]*worker // by handler id
+	done    map[string]bool    // daemons that finished: never again in this process
+}
+
+// New returns a spawner.
+func New(opts Options) *Spawner {
+	if opts.MaxDaemons <= 0 {
+		opts.MaxDaemons = 100
+	}
+	if opts.DefaultBackoff <= 0 {
+		opts.DefaultBackoff = 60 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Spawner{opts: opts, slots: map[string]chan struct{}{}, objects: map[Key]*object{}}
+	for name := range opts.Modules {
+		s.slots[name] = make(chan struct{}, opts.MaxDaemons)
+	}
+	return s
+}
+
+// Adjust brings the object's workers in line with the handlers that match
+// it now: it starts the missing ones and stops (filters-mismatch) those no
+// longer listed. body is the object's latest state; changed says whether
+// this state is an essential change (creation included), which resets the
+// timers' idle clock.
+func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstructured, handlers []*registry.Handler, changed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects[key]
+	if o == nil {
+		if len(handlers) == 0 {
+			return
+		}
+		o = &object{key: key, workers: map[string]*worker{}, done: map[string]bool{}, changed: time.Now()}
+		s.objects[key] = o
+	}
+	o.body = body
+	if changed {
+		o.changed = time.Now()
+	}
+	want := map[string]bool{}
+	for _, h := range handlers {
+		want[h.ID()] = true
+		if o.workers[h.ID()] == nil && !o.done[h.ID()] {
+			s.spawn(ctx, o, h)
+		}
+	}
+	for id, w := range o.workers {
+		if !want[id] {
+			w.requestStop(ReasonFiltersMismatch)
+		}
+	}
+}
+
+// Stop asks every worker of the object to stop (the object is marked for
+// deletion) and returns how many are still running.
+func (s *Spawner) Stop(key Key, body *unstructured.Unstructured) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects[key]
+	if o == nil {
+		return 0
+	}
+	o.body = body
+	for _, w := range o.workers {
+		w.requestStop(ReasonDeleted)
+	}
+	return len(o.workers)
+}
+
+// Running tells how many workers of the object are running.
+func (s *Spawner) Running(key Key) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o := s.objects[key]; o != nil {
+		return len(o.workers)
+	}
+	return 0
+}
+
+// Forget stops every worker of an object that is gone and drops it.
+func (s *Spawner) Forget(key Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects[key]
+	if o == nil {
+		return
+	}
+	for _, w := range o.workers {
+		w.requestStop(ReasonDeleted)
+	}
+	o.done = nil
+	if len(o.workers) == 0 {
+		delete(s.objects, key)
+	}
+}
+
+// Shutdown asks every worker to stop (exiting) and waits until they have,
+// or until ctx ends; then the stragglers are terminated.
+func (s *Spawner) Shutdown(ctx context.Context) {
+	s.mu.Lock()
+	for _, o := range s.objects {
+		for _, w := range o.workers {
+			w.requestStop(ReasonExiting)
+		}
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for _, o := range s.objects {
+			for _, w := range o.workers {
+				w.terminate()
+			}
+		}
+		s.mu.Unlock()
+		<-done
+	}
+}
+
+// body returns the object's live body.
+func (s *Spawner) body(o *object) *unstructured.Unstructured {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return o.body
+}
+
+// idleFor tells how long the object has had no essential change.
+func (s *Spawner) idleFor(o *object) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(o.changed)
+}
+
+// finished removes a worker that ended; a daemon that ended by itself is
+// not spawned again in this process.
+func (s *Spawner) finished(o *object, w *worker, forever bool) {
+	s.mu.Lock()
+	if o.workers[w.handler.ID()] == w {
+		delete(o.workers, w.handler.ID())
+	}
+	if forever && o.done != nil {
+		o.done[w.handler.ID()] = true
+	}
+	left := len(o.workers)
+	if left == 0 && o.done == nil { // forgotten: the object is gone
+		delete(s.objects, o.key)
+	}
+	s.mu.Unlock()
+	if left == 0 && s.opts.Wake != nil {
+		s.opts.Wake(o.key)
+	}
+}
