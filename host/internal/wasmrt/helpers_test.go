@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -18,10 +19,29 @@ func guest(tb testing.TB, name string) []byte {
 	return wasmtest.Bytes(tb, "testguests/"+name)
 }
 
+// cacheDir is a compilation cache shared by the tests' runtimes, so that
+// each guest is compiled to native code once per test binary.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "wasmrt-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // newRuntime returns a runtime with opts that is closed when the test ends;
-// its logs go to the test's log.
+// its logs go to the test's log. Unless opts says otherwise it uses the
+// shared compilation cache.
 func newRuntime(tb testing.TB, opts Options) *Runtime {
 	tb.Helper()
+	if opts.CacheDir == "" {
+		opts.CacheDir = cacheDir
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -136,3 +136,22 @@ func TestLoadWithCacheDir(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRuntimeClose(t *testing.T) {
+	r := newRuntime(t, Options{})
+	m := load(t, r, "good")
+	if err := r.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Handle(t.Context(), request("ok", 10), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("handle on a module of a closed runtime: %v, want ErrClosed", err)
+	}
+	if _, err := r.Load(t.Context(), "good", guest(t, "good")); !errors.Is(err, ErrClosed) {
+		t.Errorf("load into a closed runtime: %v, want ErrClosed", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.compiled) != 0 {
+		t.Errorf("a closed runtime keeps %d compiled modules", len(r.compiled))
+	}
+}
