@@ -18,7 +18,12 @@ import (
 // process runs one processing cycle for the object behind key, on the latest
 // state in the watch cache, and schedules the next one.
 func (o *Operator) process(ctx context.Context, key objectKey) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
 	s := o.served[key.resource]
+	if s == nil || s.watch == nil {
+		return // no longer served after a swap of modules
+	}
 	obj, ok := s.watch.Get(key.namespace, key.name)
 	if !ok {
 		o.runEventHandlers(ctx, s.res, o.mem.drainEvents(key), nil)

@@ -90,6 +90,19 @@ func (ms *memories) observe(key objectKey, ev kube.Event, keep bool) {
 	})
 }
 
+// resumeAll makes every known object initial again, as after a restart,
+// so that resume handlers run for it once more, and returns their keys.
+func (ms *memories) resumeAll() []objectKey {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	keys := make([]objectKey, 0, len(ms.m))
+	for key, m := range ms.m {
+		m.initial, m.handledOnce = true, false
+		keys = append(keys, key)
+	}
+	return keys
+}
+
 // drainEvents takes the events kept for key's event handlers.
 func (ms *memories) drainEvents(key objectKey) []kube.Event {
 	var out []kube.Event

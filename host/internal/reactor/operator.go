@@ -40,6 +40,9 @@ type Options struct {
 	ConsistencyTimeout time.Duration
 	// CleanupTimeout bounds the cleanup activities at exit. Default 30s.
 	CleanupTimeout time.Duration
+	// ObserveTimer, when set, is called after each timer run with its
+	// lateness and duration (spawning.Options.ObserveTimer). Optional.
+	ObserveTimer func(handlerID string, lateness, took time.Duration)
 }
 
 func (o Options) withDefaults() Options {
@@ -67,9 +70,13 @@ type Operator struct {
 	mem     *memories
 	queue   workqueue.TypedDelayingInterface[objectKey]
 
+	// mu guards the module set: cycles hold it for reading, a swap of
+	// modules for writing, so every cycle runs on one version.
+	mu       sync.RWMutex
 	modules  map[string]*wasmrt.Module
 	registry *registry.Registry
 	spawner  *spawning.Spawner
+	runCtx   context.Context    // set by Run, for watches a swap starts
 	served   map[string]*served // by resource GVR string
 
 	wg sync.WaitGroup
@@ -100,45 +107,24 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	}
 	o := &Operator{
 		opts: opts, kube: opts.Kube, log: opts.Logger, storage: storage, mem: newMemories(),
-		modules: map[string]*wasmrt.Module{}, served: map[string]*served{},
+		served: map[string]*served{},
+		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[objectKey]{Name: "kopf-wasm"}),
 	}
-	var manifests []abi.Manifest
-	for _, m := range opts.Modules {
-		// Handlers name their module by its manifest's name.
-		name := m.Manifest().Module.Name
-		if _, dup := o.modules[name]; dup {
-			return nil, fmt.Errorf("reactor: two modules are named %q in their manifests; rename one", name)
-		}
-		o.modules[name] = m
-		manifests = append(manifests, m.Manifest())
-	}
-	resolved := map[string]kube.Resource{}
-	o.registry, err = registry.New(manifests, func(sel abi.ResourceSelector) (abi.ResourceRef, error) {
-		res, err := o.kube.Resolve(ctx, sel)
-		if err != nil {
-			return abi.ResourceRef{}, err
-		}
-		resolved[res.String()] = res
-		return res.ResourceRef, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reactor: %w", err)
-	}
-	for _, u := range o.registry.Unresolved() {
-		o.log.Error("handler not served: its resource is not served by the cluster; install the CRD or fix the selector",
-			"module", u.Module, "handler", u.Spec.ID, "error", u.Err)
-	}
-	for _, ref := range o.registry.Resources() {
-		res := resolved[refString(ref)]
-		o.served[refString(ref)] = &served{res: res}
+	if err := o.install(ctx, opts.Modules); err != nil {
+		return nil, err
 	}
 	o.spawner = spawning.New(spawning.Options{
-		Kube: o.kube, Modules: o.modules, Logger: o.log,
+		Kube: o.kube, Modules: o.modules, Logger: o.log, ObserveTimer: opts.ObserveTimer,
 		MaxDaemons: opts.Settings.Execution.MaxDaemons, DefaultBackoff: opts.Settings.Execution.DefaultBackoff,
 		Host: func(obj *unstructured.Unstructured) wasmrt.Host {
 			return &guestHost{kube: o.kube, about: kube.RefOf(obj), posting: o.opts.Settings.Posting}
 		},
-		StatusSubresource: func(resource string) bool { return o.served[resource].res.Status },
+		StatusSubresource: func(resource string) bool {
+			o.mu.RLock()
+			defer o.mu.RUnlock()
+			s := o.served[resource]
+			return s != nil && s.res.Status
+		},
 		Wake: func(k spawning.Key) {
 			o.queue.Add(objectKey{resource: k.Resource, namespace: k.Namespace, name: k.Name})
 		},
@@ -153,15 +139,18 @@ func (o *Operator) Run(ctx context.Context) error {
 		return fmt.Errorf("reactor: %w", err)
 	}
 	defer o.cleanup()
-	o.queue = workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[objectKey]{Name: "kopf-wasm"})
+	o.mu.Lock()
+	o.runCtx = ctx
+	var err error
 	for key, s := range o.served {
-		w, err := o.kube.Watch(ctx, s.res, o.opts.Namespaces, o.eventHandler(key))
-		if err != nil {
-			o.queue.ShutDown()
-			return fmt.Errorf("reactor: watch %s: %w", key, err)
+		if err = o.watch(ctx, key, s); err != nil {
+			break
 		}
-		s.watch = w
-		o.log.Info("watching", "resource", key, "namespaces", o.opts.Namespaces.String())
+	}
+	o.mu.Unlock()
+	if err != nil {
+		o.queue.ShutDown()
+		return err
 	}
 	for range o.opts.Settings.Execution.Workers {
 		o.wg.Add(1)
@@ -191,9 +180,11 @@ func (o *Operator) cleanup() {
 
 // eventHandler queues the objects of one resource's watch events.
 func (o *Operator) eventHandler(resource string) kube.Handler {
-	keep := o.wantsEvents(resource)
 	return func(ev kube.Event) {
 		key := objectKey{resource: resource, namespace: ev.Object.GetNamespace(), name: ev.Object.GetName()}
+		o.mu.RLock()
+		keep := o.wantsEvents(resource)
+		o.mu.RUnlock()
 		o.mem.observe(key, ev, keep)
 		o.queue.Add(key)
 	}

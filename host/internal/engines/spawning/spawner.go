@@ -23,6 +23,7 @@ const (
 	ReasonDeleted         = "deleted"
 	ReasonFiltersMismatch = "filters-mismatch"
 	ReasonExiting         = "exiting"
+	ReasonReloading       = "reloading"
 )
 
 // Options configure a [Spawner].
@@ -45,6 +46,13 @@ type Options struct {
 	DefaultBackoff time.Duration
 	// Logger receives the workers' logs. Default slog.Default().
 	Logger *slog.Logger
+	// ObserveTimer, when set, is called after each timer run with how late
+	// it started (its start minus when it was due: the end of its initial
+	// delay, idle wait or interval) and how long the run took (the call,
+	// including the wait for a pooled instance, and storing its outcome).
+	// For benchmarks and metrics: it is called from the timers' goroutines
+	// and must be quick.
+	ObserveTimer func(handlerID string, lateness, took time.Duration)
 }
 
 // Spawner runs timers and daemons.
@@ -211,12 +219,55 @@ func (s *Spawner) finished(o *object, w *worker, forever bool) {
 	if forever && o.done != nil {
 		o.done[w.handler.ID()] = true
 	}
-	left := len(o.workers)
-	if left == 0 && o.done == nil { // forgotten: the object is gone
+	if len(o.workers) == 0 && o.done == nil { // forgotten: the object is gone
 		delete(s.objects, o.key)
 	}
 	s.mu.Unlock()
-	if left == 0 && s.opts.Wake != nil {
+	// The object's next cycle releases its finalizer (no workers left) or
+	// restarts a worker that stopped for a reload.
+	if s.opts.Wake != nil {
 		s.opts.Wake(o.key)
 	}
+}
+
+// Reload switches to a new set of modules: workers of the modules named in
+// changed stop (reloading) and start again on the new version in their
+// objects' next cycles; daemons that ended for good may run again.
+func (s *Spawner) Reload(modules map[string]*wasmrt.Module, changed []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Modules = modules
+	for name := range modules {
+		if s.slots[name] == nil {
+			s.slots[name] = make(chan struct{}, s.opts.MaxDaemons)
+		}
+	}
+	reloaded := map[string]bool{}
+	for _, name := range changed {
+		reloaded[name] = true
+	}
+	for _, o := range s.objects {
+		for _, w := range o.workers {
+			if reloaded[w.handler.Module] {
+				w.requestStop(ReasonReloading)
+			}
+		}
+		for id := range o.done {
+			delete(o.done, id)
+		}
+	}
+}
+
+// module returns the current version of a module.
+func (s *Spawner) module(name string) *wasmrt.Module {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Modules[name]
+}
+
+// slot returns a module's daemon slots.
+func (s *Spawner) slot(name string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slots[name]
 }

@@ -84,6 +84,7 @@ func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 func (s *Spawner) runTimer(o *object, w *worker) bool {
 	opts := w.handler.Spec.Options
 	interval, idle := seconds(opts.Interval), seconds(opts.Idle)
+	due := time.Now().Add(seconds(opts.InitialDelay)) // when the next run is due
 	if !w.sleep(seconds(opts.InitialDelay)) {
 		return false
 	}
@@ -94,12 +95,16 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 			if left <= 0 {
 				break
 			}
+			due = time.Now().Add(left)
 			if !w.sleep(left) {
 				return false
 			}
 		}
 		started := time.Now()
 		step := s.call(o, w, &rec, false)
+		if s.opts.ObserveTimer != nil {
+			s.opts.ObserveTimer(w.handler.ID(), started.Sub(due), time.Since(started))
+		}
 		if interval == 0 && idle == 0 && step.Err == nil {
 			return true
 		}
@@ -110,6 +115,7 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 		if step.Err != nil && !step.Finished {
 			next = step.Delay
 		}
+		due = time.Now().Add(next)
 		if !w.sleep(next) {
 			return false
 		}
@@ -120,7 +126,7 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 // temporary error. It reports true when the daemon ended by itself (never
 // spawned again in this process).
 func (s *Spawner) runDaemon(o *object, w *worker) bool {
-	slots := s.slots[w.handler.Module]
+	slots := s.slot(w.handler.Module)
 	select {
 	case slots <- struct{}{}:
 	default:
@@ -186,7 +192,10 @@ func (s *Spawner) call(o *object, w *worker, rec *persistence.Record, dedicated 
 		return persistence.Step{Err: err, Finished: true}
 	}
 	host := &stopHost{Host: s.opts.Host(body), w: w}
-	module := s.opts.Modules[h.Module]
+	module := s.module(h.Module)
+	if module == nil {
+		return persistence.Step{Err: fmt.Errorf("module %q is not loaded", h.Module), Finished: true}
+	}
 	var resp *abi.Response
 	if dedicated {
 		resp, err = module.HandleDedicated(w.hard, req, host)

@@ -1,0 +1,113 @@
+package reactor_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
+)
+
+// TestSwap swaps a module's version while objects are created
+// continuously: every object is handled by exactly one version's create
+// handler, none is missed, and the resume handler that only the new version
+// has runs for the objects that existed before.
+func TestSwap(t *testing.T) {
+	c := startCluster(t)
+	createNamespace(t, c, "sw")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := wasmrt.New(wasmrt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	v1, err := rt.Load(ctx, "reload", wasmtest.Bytes(t, "testguests/reloadv1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := rt.Load(ctx, "reload", wasmtest.Bytes(t, "testguests/reloadv2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, _ := kube.ParseNamespaces("sw")
+	op, err := reactor.New(ctx, reactor.Options{Kube: kc, Modules: []*wasmrt.Module{v1}, Namespaces: ns, Settings: testSettings()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+
+	const total, before = 30, 10
+	for i := range total {
+		if i == before {
+			eventually(t, 20*time.Second, "first objects", hasVersion(t, c, "obj-0", "create_fn", "v1"))
+			start := time.Now()
+			if err := op.Swap(ctx, []*wasmrt.Module{v2}); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("swap took %s", time.Since(start))
+		}
+		createExample(t, c, "sw", fmt.Sprintf("obj-%d", i), map[string]any{})
+		time.Sleep(50 * time.Millisecond)
+	}
+	versions := map[string]int{}
+	for i := range total {
+		name := fmt.Sprintf("obj-%d", i)
+		eventually(t, 30*time.Second, name, func() error {
+			if v := version(get(t, c, "sw", name), "create_fn"); v == "" {
+				return fmt.Errorf("%s is not handled", name)
+			}
+			return nil
+		})
+	}
+	time.Sleep(time.Second) // a double run would show by now
+	for i := range total {
+		obj := get(t, c, "sw", fmt.Sprintf("obj-%d", i))
+		versions[version(obj, "create_fn")]++
+		if runs := obj.GetAnnotations()["create-runs"]; runs != "1" {
+			t.Errorf("%s was created %s times", obj.GetName(), runs)
+		}
+	}
+	if versions["v1"] < before || versions["v2"] == 0 || versions["v1"]+versions["v2"] != total {
+		t.Errorf("objects by version: %v", versions)
+	}
+	for i := range before {
+		eventually(t, 20*time.Second, "resumed", hasVersion(t, c, fmt.Sprintf("obj-%d", i), "resume_fn", "v2"))
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func version(obj *unstructured.Unstructured, id string) string {
+	if obj == nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "status", id, "version")
+	return v
+}
+
+func hasVersion(t *testing.T, c *cluster, name, id, want string) func() error {
+	return func() error {
+		if got := version(get(t, c, "sw", name), id); got != want {
+			return fmt.Errorf("status.%s.version of %s is %q, want %q", id, name, got, want)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,140 @@
+package reactor
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+)
+
+// install makes mods the operator's module set: it builds the registry from
+// their manifests, resolving every resource selector through discovery, and
+// records the resources to watch. A handler whose resource the cluster does
+// not serve is logged and left out. o.mu is held by the caller (or o is not
+// running yet).
+func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module) error {
+	modules, reg, resolved, err := o.build(ctx, mods)
+	if err != nil {
+		return err
+	}
+	o.modules, o.registry = modules, reg
+	for _, ref := range reg.Resources() {
+		key := refString(ref)
+		if o.served[key] == nil {
+			o.served[key] = &served{res: resolved[key]}
+		}
+	}
+	return nil
+}
+
+// build checks a module set and builds its registry.
+func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string]*wasmrt.Module, *registry.Registry, map[string]kube.Resource, error) {
+	modules := map[string]*wasmrt.Module{}
+	var manifests []abi.Manifest
+	for _, m := range mods {
+		// Handlers name their module by its manifest's name.
+		name := m.Manifest().Module.Name
+		if _, dup := modules[name]; dup {
+			return nil, nil, nil, fmt.Errorf("reactor: two modules are named %q in their manifests; rename one", name)
+		}
+		modules[name] = m
+		manifests = append(manifests, m.Manifest())
+	}
+	resolved := map[string]kube.Resource{}
+	reg, err := registry.New(manifests, func(sel abi.ResourceSelector) (abi.ResourceRef, error) {
+		res, err := o.kube.Resolve(ctx, sel)
+		if err != nil {
+			return abi.ResourceRef{}, err
+		}
+		resolved[res.String()] = res
+		return res.ResourceRef, nil
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("reactor: %w", err)
+	}
+	for _, u := range reg.Unresolved() {
+		o.log.Error("handler not served: its resource is not served by the cluster; install the CRD or fix the selector",
+			"module", u.Module, "handler", u.Spec.ID, "error", u.Err)
+	}
+	return modules, reg, resolved, nil
+}
+
+// watch starts the watch of one served resource; o.mu is held.
+func (o *Operator) watch(ctx context.Context, key string, s *served) error {
+	w, err := o.kube.Watch(ctx, s.res, o.opts.Namespaces, o.eventHandler(key))
+	if err != nil {
+		return fmt.Errorf("reactor: watch %s: %w", key, err)
+	}
+	s.watch = w
+	o.log.Info("watching", "resource", key, "namespaces", o.opts.Namespaces.String())
+	return nil
+}
+
+// Swap switches the operator to another set of modules — a new version of
+// a module, a module added or removed — between processing cycles: it
+// waits for the cycles in flight (which finish on the old versions), then
+// every later cycle runs on the new set. No event is lost (the watches go
+// on; resources no longer handled stop being watched, new ones start) and
+// no object is handled twice (progress is on the objects). As Kopf does
+// after a restart, objects are not created again, but resume handlers run
+// for every object; removed handlers are no longer called. Timers and
+// daemons of changed modules restart on the new version. Old modules that
+// are not in the new set are closed once their calls have finished.
+func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
+	modules, reg, resolved, err := o.build(ctx, mods)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	old := o.modules
+	o.modules, o.registry = modules, reg
+	wanted := map[string]bool{}
+	var started []string
+	for _, ref := range reg.Resources() {
+		key := refString(ref)
+		wanted[key] = true
+		if o.served[key] == nil {
+			s := &served{res: resolved[key]}
+			o.served[key] = s
+			if o.runCtx != nil {
+				if err := o.watch(o.runCtx, key, s); err != nil {
+					o.log.Error(err.Error())
+				}
+			}
+			started = append(started, key)
+		}
+	}
+	for key, s := range o.served {
+		if !wanted[key] {
+			delete(o.served, key)
+			if s.watch != nil {
+				s.watch.Stop()
+			}
+		}
+	}
+	var changed []string
+	for name, m := range old {
+		if modules[name] != m {
+			changed = append(changed, name)
+		}
+	}
+	o.spawner.Reload(modules, changed)
+	keys := o.mem.resumeAll()
+	o.mu.Unlock()
+
+	o.log.Info("modules swapped", "modules", slices.Sorted(maps.Keys(modules)), "changed", changed, "new resources", started)
+	for _, key := range keys {
+		o.queue.Add(key)
+	}
+	for name, m := range old {
+		if modules[name] != m {
+			go m.Close() // waits for its calls in flight
+		}
+	}
+	return nil
+}
