@@ -203,6 +203,20 @@ func TestCheck(t *testing.T) {
 			pkg:  Package{ImportPath: m + "/host/internal/wasmrt", Imports: []string{"github.com/tetratelabs/wazero", "github.com/extism/go-sdk"}},
 		},
 		{
+			name: "the host package imports oras-go and go-containerregistry",
+			pkg:  Package{ImportPath: m + "/host", Imports: []string{"oras.land/oras-go/v2/registry/remote", "github.com/google/go-containerregistry/pkg/registry"}},
+			want: []string{"oci-registries-only-in-oci github.com/google/go-containerregistry/pkg/registry", "oci-registries-only-in-oci oras.land/oras-go/v2/registry/remote"},
+		},
+		{
+			name: "oci may import oras-go, and tests may run a registry",
+			pkg:  Package{ImportPath: m + "/host/internal/oci", Imports: []string{"oras.land/oras-go/v2"}, XTestImports: []string{"github.com/google/go-containerregistry/pkg/registry"}},
+		},
+		{
+			name: "oci imports the reactor",
+			pkg:  Package{ImportPath: m + "/host/internal/oci", Imports: []string{m + "/host/internal/reactor"}},
+			want: []string{"lower-layers-do-not-import-upper-layers " + m + "/host/internal/reactor"},
+		},
+		{
 			name: "a host test compiles go-pdk natively",
 			pkg:  Package{ImportPath: m + "/host/internal/wasmrt", TestImports: []string{"github.com/extism/go-pdk"}},
 			want: []string{"host-never-compiles-guest-code github.com/extism/go-pdk"},

@@ -30,6 +30,7 @@ const (
 	examples = Module + "/examples/..."
 	kube     = Module + "/host/internal/kube/..."
 	wasmrt   = Module + "/host/internal/wasmrt/..."
+	oci      = Module + "/host/internal/oci/..."
 	testEnv  = Module + "/internal/testenv/..."
 	devCmds  = Module + "/internal/cmd/..."
 )
@@ -80,6 +81,13 @@ var Rules = []Rule{
 		Deny:   []string{"github.com/tetratelabs/wazero/...", "github.com/extism/..."},
 	},
 	{
+		Name:   "oci-registries-only-in-oci",
+		Why:    "one place talks to OCI registries (host/internal/oci). Exempt: _test files (they run an in-process registry)",
+		From:   []string{root},
+		Except: append([]string{oci}, guestModules...),
+		Deny:   []string{"oras.land/...", "github.com/google/go-containerregistry/..."},
+	},
+	{
 		Name:   "host-never-compiles-guest-code",
 		Why:    "go-pdk and guest code only build for wasip1; the host's native `go test ./...` must not reach them",
 		From:   []string{root},
@@ -114,9 +122,9 @@ var Rules = []Rule{
 	},
 	{
 		Name: "lower-layers-do-not-import-upper-layers",
-		Why:  "wasmrt, kube, persistence, settings and objects sit below execution, registry, engines, reactor and host",
+		Why:  "wasmrt, kube, oci, persistence, settings and objects sit below execution, registry, engines, reactor and host",
 		From: []string{
-			wasmrt, kube,
+			wasmrt, kube, oci,
 			Module + "/host/internal/persistence/...",
 			Module + "/host/internal/settings/...",
 			Module + "/host/settings/...",
