@@ -1,0 +1,177 @@
+// Package rbac turns module manifests into the Kubernetes RBAC objects an
+// operator needs: a ServiceAccount, a ClusterRole or Role with the host's
+// own needs plus the modules' declared permissions, and the binding between
+// them. It works offline, from the manifests alone.
+//
+// The host's own needs, for every resource a handler selects: get, list,
+// watch and patch on the resource (watching, finalizers, progress and
+// results) and patch on its status subresource; create on core events (the
+// events the host and the handlers post). A ClusterRole also gets list and
+// watch on namespaces, which the host uses to follow namespace patterns
+// (-n 'team-*'). Discovery (/api, /apis) needs no rule: every
+// authenticated user may read it (the system:discovery role).
+package rbac
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+// APIGroup is the group of the RBAC objects.
+const APIGroup = "rbac.authorization.k8s.io"
+
+// Scope says where the permissions apply.
+type Scope struct {
+	// Namespace, when set, makes a Role and a RoleBinding in it (and puts
+	// the ServiceAccount there); empty makes a ClusterRole and a
+	// ClusterRoleBinding.
+	Namespace string
+	// ServiceAccountNamespace is the ServiceAccount's namespace for a
+	// cluster scope; ignored with Namespace. Default "default".
+	ServiceAccountNamespace string
+}
+
+// Rule is one RBAC policy rule.
+type Rule struct {
+	APIGroups []string `json:"apiGroups"`
+	Resources []string `json:"resources"`
+	Verbs     []string `json:"verbs"`
+}
+
+// Meta is the metadata the generated objects carry.
+type Meta struct {
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+// Object is one generated object; the fields that do not apply to its kind
+// stay empty.
+type Object struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Metadata   Meta      `json:"metadata"`
+	Rules      []Rule    `json:"rules,omitempty"`
+	RoleRef    *RoleRef  `json:"roleRef,omitempty"`
+	Subjects   []Subject `json:"subjects,omitempty"`
+}
+
+// RoleRef names the role of a binding.
+type RoleRef struct {
+	APIGroup string `json:"apiGroup"`
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+}
+
+// Subject is who a binding grants the role to.
+type Subject struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Generate returns the ServiceAccount, the role and the binding, all named
+// name, for the manifests in scope. Notes are warnings for the user (plural
+// names that were guessed). It fails on a manifest it cannot turn into
+// rules (a handler without a resource name, a permission without verbs).
+func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Object, notes []string, err error) {
+	if name == "" {
+		return nil, nil, fmt.Errorf("rbac: empty name")
+	}
+	perms := map[[2]string]map[string]bool{}
+	grant := func(group, resource string, verbs ...string) {
+		k := [2]string{group, resource}
+		if perms[k] == nil {
+			perms[k] = map[string]bool{}
+		}
+		for _, v := range verbs {
+			perms[k][v] = true
+		}
+	}
+	for _, m := range manifests {
+		for _, h := range m.Handlers {
+			if h.Kind.IsActivity() {
+				continue
+			}
+			if h.Resource == nil || h.Resource.Name == "" {
+				return nil, nil, fmt.Errorf("rbac: module %s: handler %s has no resource", m.Module.Name, h.ID)
+			}
+			plural, note := Plural(*h.Resource)
+			if note != "" {
+				notes = append(notes, fmt.Sprintf("module %s, handler %s: %s", m.Module.Name, h.ID, note))
+			}
+			grant(h.Resource.Group, plural, "get", "list", "watch", "patch")
+			grant(h.Resource.Group, plural+"/status", "patch")
+		}
+		for _, p := range m.Permissions.Kubernetes {
+			if p.Resource == "" || len(p.Verbs) == 0 {
+				return nil, nil, fmt.Errorf("rbac: module %s: permission %q in group %q needs a resource and verbs", m.Module.Name, p.Resource, p.Group)
+			}
+			grant(p.Group, p.Resource, p.Verbs...)
+		}
+	}
+	grant("", "events", "create")
+	if scope.Namespace == "" {
+		grant("", "namespaces", "list", "watch")
+	}
+	return objects(name, scope, rules(perms)), slices.Compact(notes), nil
+}
+
+// rules folds the permissions into rules: one per group and set of verbs,
+// sorted by group, then by verbs; "*" among the verbs stands alone.
+func rules(perms map[[2]string]map[string]bool) []Rule {
+	type key struct{ group, verbs string }
+	byKey := map[key][]string{}
+	for k, vs := range perms {
+		verbs := make([]string, 0, len(vs))
+		for v := range vs {
+			verbs = append(verbs, v)
+		}
+		if vs["*"] {
+			verbs = []string{"*"}
+		}
+		sort.Strings(verbs)
+		kk := key{k[0], strings.Join(verbs, ",")}
+		byKey[kk] = append(byKey[kk], k[1])
+	}
+	keys := make([]key, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].group != keys[j].group {
+			return keys[i].group < keys[j].group
+		}
+		return keys[i].verbs < keys[j].verbs
+	})
+	out := make([]Rule, 0, len(keys))
+	for _, k := range keys {
+		res := byKey[k]
+		sort.Strings(res)
+		out = append(out, Rule{APIGroups: []string{k.group}, Resources: res, Verbs: strings.Split(k.verbs, ",")})
+	}
+	return out
+}
+
+// objects builds the three objects.
+func objects(name string, scope Scope, rules []Rule) []Object {
+	labels := map[string]string{"app.kubernetes.io/managed-by": "kopf-wasm"}
+	saNS, roleKind, bindingKind := scope.Namespace, "Role", "RoleBinding"
+	if scope.Namespace == "" {
+		saNS, roleKind, bindingKind = scope.ServiceAccountNamespace, "ClusterRole", "ClusterRoleBinding"
+		if saNS == "" {
+			saNS = "default"
+		}
+	}
+	return []Object{
+		{APIVersion: "v1", Kind: "ServiceAccount", Metadata: Meta{Name: name, Namespace: saNS, Labels: labels}},
+		{APIVersion: APIGroup + "/v1", Kind: roleKind, Metadata: Meta{Name: name, Namespace: scope.Namespace, Labels: labels}, Rules: rules},
+		{APIVersion: APIGroup + "/v1", Kind: bindingKind, Metadata: Meta{Name: name, Namespace: scope.Namespace, Labels: labels},
+			RoleRef:  &RoleRef{APIGroup: APIGroup, Kind: roleKind, Name: name},
+			Subjects: []Subject{{Kind: "ServiceAccount", Name: name, Namespace: saNS}}},
+	}
+}

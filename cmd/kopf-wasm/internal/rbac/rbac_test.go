@@ -1,0 +1,163 @@
+package rbac
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+func TestPlural(t *testing.T) {
+	tests := []struct {
+		group, name, want string
+		guessed           bool
+	}{
+		{"kopf.dev", "kopfexamples", "kopfexamples", false},
+		{"", "pods", "pods", false},
+		{"", "Pod", "pods", false},
+		{"", "po", "pods", false},
+		{"", "cm", "configmaps", false},
+		{"apps", "StatefulSet", "statefulsets", false},
+		{"apps", "sts", "statefulsets", false},
+		{"batch", "CronJob", "cronjobs", false},
+		{"networking.k8s.io", "Ingress", "ingresses", false},
+		{"kopf.dev", "KopfExample", "kopfexamples", true},
+		{"example.com", "Policy", "policies", true},
+		{"example.com", "Key", "keys", true},
+		{"example.com", "Box", "boxes", true},
+		{"example.com", "Match", "matches", true},
+		{"example.com", "pod", "pod", false}, // not the core group: taken as given
+	}
+	for _, tt := range tests {
+		got, note := Plural(abi.ResourceSelector{Group: tt.group, Name: tt.name})
+		if got != tt.want || (note != "") != tt.guessed {
+			t.Errorf("Plural(%q, %q) = %q, note %q; want %q, guessed %v", tt.group, tt.name, got, note, tt.want, tt.guessed)
+		}
+	}
+}
+
+func manifest(name string, handlers []abi.HandlerSpec, perms ...abi.KubePermission) abi.Manifest {
+	return abi.Manifest{ABIVersion: abi.Version, Module: abi.ModuleInfo{Name: name}, Handlers: handlers,
+		Permissions: abi.Permissions{Kubernetes: perms}}
+}
+
+func handler(id string, kind abi.HandlerKind, group, name string) abi.HandlerSpec {
+	h := abi.HandlerSpec{ID: id, Kind: kind}
+	if !kind.IsActivity() {
+		h.Resource = &abi.ResourceSelector{Group: group, Version: "v1", Name: name}
+	}
+	return h
+}
+
+func rule(group string, resources []string, verbs ...string) Rule {
+	return Rule{APIGroups: []string{group}, Resources: resources, Verbs: verbs}
+}
+
+func TestGenerateRules(t *testing.T) {
+	kex := []abi.HandlerSpec{
+		handler("create_fn", abi.KindCreate, "kopf.dev", "kopfexamples"),
+		handler("update_fn", abi.KindUpdate, "kopf.dev", "kopfexamples"),
+		handler("startup", abi.KindStartup, "", ""),
+	}
+	hostOwn := []Rule{
+		rule("", []string{"events"}, "create"),
+		rule("", []string{"namespaces"}, "list", "watch"),
+		rule("kopf.dev", []string{"kopfexamples"}, "get", "list", "patch", "watch"),
+		rule("kopf.dev", []string{"kopfexamples/status"}, "patch"),
+	}
+	tests := []struct {
+		name   string
+		ns     string
+		ms     []abi.Manifest
+		want   []Rule
+		guests int
+	}{
+		{"handled resources only, cluster", "", []abi.Manifest{manifest("kex", kex)}, hostOwn, 0},
+		{"handled resources only, namespace", "team-a", []abi.Manifest{manifest("kex", kex)},
+			[]Rule{hostOwn[0], hostOwn[2], hostOwn[3]}, 0},
+		{"declared permissions merge by group and verbs", "", []abi.Manifest{manifest("db",
+			[]abi.HandlerSpec{handler("h", abi.KindCreate, "", "ConfigMap")},
+			abi.KubePermission{Group: "apps", Resource: "statefulsets", Verbs: []string{"get", "create", "patch"}},
+			abi.KubePermission{Group: "", Resource: "services", Verbs: []string{"create", "get", "patch"}},
+			abi.KubePermission{Group: "", Resource: "events", Verbs: []string{"create"}},
+			abi.KubePermission{Group: "batch", Resource: "cronjobs", Verbs: []string{"delete", "*"}},
+		)}, []Rule{
+			rule("", []string{"events"}, "create"),
+			rule("", []string{"services"}, "create", "get", "patch"),
+			rule("", []string{"configmaps"}, "get", "list", "patch", "watch"),
+			rule("", []string{"namespaces"}, "list", "watch"),
+			rule("", []string{"configmaps/status"}, "patch"),
+			rule("apps", []string{"statefulsets"}, "create", "get", "patch"),
+			rule("batch", []string{"cronjobs"}, "*"),
+		}, 0},
+		{"several modules, a guessed plural", "", []abi.Manifest{
+			manifest("a", []abi.HandlerSpec{handler("a", abi.KindTimer, "kopf.dev", "KopfExample")}),
+			manifest("b", []abi.HandlerSpec{handler("b", abi.KindDaemon, "example.com", "widgets")}),
+		}, []Rule{
+			hostOwn[0], hostOwn[1],
+			rule("example.com", []string{"widgets"}, "get", "list", "patch", "watch"),
+			rule("example.com", []string{"widgets/status"}, "patch"),
+			hostOwn[2], hostOwn[3],
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, notes, err := Generate("op", Scope{Namespace: tt.ns}, tt.ms...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(objs) != 3 || !reflect.DeepEqual(objs[1].Rules, tt.want) {
+				t.Errorf("rules:\n got %+v\nwant %+v", objs[1].Rules, tt.want)
+			}
+			if len(notes) != tt.guests {
+				t.Errorf("notes %q; want %d", notes, tt.guests)
+			}
+		})
+	}
+}
+
+func TestGenerateObjects(t *testing.T) {
+	ms := manifest("kex", []abi.HandlerSpec{handler("c", abi.KindCreate, "kopf.dev", "kopfexamples")})
+	tests := []struct {
+		scope                   Scope
+		saNS, role, binding, ns string
+	}{
+		{Scope{}, "default", "ClusterRole", "ClusterRoleBinding", ""},
+		{Scope{ServiceAccountNamespace: "ops"}, "ops", "ClusterRole", "ClusterRoleBinding", ""},
+		{Scope{Namespace: "team-a", ServiceAccountNamespace: "ignored"}, "team-a", "Role", "RoleBinding", "team-a"},
+	}
+	for _, tt := range tests {
+		objs, _, err := Generate("op", tt.scope, ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa, role, binding := objs[0], objs[1], objs[2]
+		want := Subject{Kind: "ServiceAccount", Name: "op", Namespace: tt.saNS}
+		if sa.Kind != "ServiceAccount" || sa.Metadata.Namespace != tt.saNS || role.Kind != tt.role || role.Metadata.Namespace != tt.ns ||
+			binding.Kind != tt.binding || binding.Metadata.Namespace != tt.ns ||
+			*binding.RoleRef != (RoleRef{APIGroup: APIGroup, Kind: tt.role, Name: "op"}) || !reflect.DeepEqual(binding.Subjects, []Subject{want}) {
+			t.Errorf("%+v: objects %+v", tt.scope, objs)
+		}
+	}
+}
+
+func TestGenerateBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		m    abi.Manifest
+		want string
+	}{
+		{"handler without a resource", manifest("m", []abi.HandlerSpec{{ID: "h", Kind: abi.KindCreate}}), "handler h has no resource"},
+		{"permission without verbs", manifest("m", nil, abi.KubePermission{Resource: "pods"}), "needs a resource and verbs"},
+		{"permission without resource", manifest("m", nil, abi.KubePermission{Verbs: []string{"get"}}), "needs a resource and verbs"},
+	}
+	for _, tt := range tests {
+		if _, _, err := Generate("op", Scope{}, tt.m); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v; want %q", tt.name, err, tt.want)
+		}
+	}
+	if _, _, err := Generate("", Scope{}); err == nil {
+		t.Error("an empty name: no error")
+	}
+}
