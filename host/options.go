@@ -13,6 +13,9 @@ import (
 // DefaultShutdownTimeout is the default of Options.ShutdownTimeout.
 const DefaultShutdownTimeout = 10 * time.Second
 
+// DefaultReloadInterval is the default of Options.ReloadInterval.
+const DefaultReloadInterval = time.Second
+
 // ErrUsage is wrapped by the errors of options that cannot work together or
 // cannot be parsed (a bad namespace pattern, -n with -A, no modules).
 var ErrUsage = errors.New("usage")
@@ -20,9 +23,13 @@ var ErrUsage = errors.New("usage")
 // Options configure [Run]. Fields left zero take the default documented on
 // them; [Options.withDefaults] is the one place that sets them.
 type Options struct {
-	// Modules are .wasm files, or folders whose *.wasm files (not their
-	// subfolders) are loaded in name order. At least one module is needed.
+	// Modules are .wasm files, folders whose *.wasm files (not their
+	// subfolders) are loaded in name order, or OCI references (see
+	// [IsReference]) pulled through Registry. At least one module is needed.
 	Modules []string
+	// Registry says how modules named by OCI references are pulled and
+	// cached. Its Logger defaults to Logger.
+	Registry Registry
 
 	// Kubeconfig is the kubeconfig file; "" means what kubectl uses:
 	// $KUBECONFIG, ~/.kube/config, then the in-cluster service account.
@@ -52,6 +59,13 @@ type Options struct {
 	// abandons them. Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 
+	// ReloadInterval is how often module files are checked for a new
+	// version, which is then loaded in the background and swapped in
+	// between processing cycles; a version that does not load leaves the
+	// old one serving. Default DefaultReloadInterval; negative turns
+	// reloading off.
+	ReloadInterval time.Duration
+
 	// Logger receives the operator's and the modules' logs. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -65,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.ReloadInterval == 0 {
+		o.ReloadInterval = DefaultReloadInterval
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

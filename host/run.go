@@ -15,7 +15,8 @@ import (
 // returns nil. In order, it
 //
 //  1. checks the options and reads the kubeconfig (offline),
-//  2. loads every module with the settings' wasm limits and compile cache,
+//  2. pulls the modules named by OCI references (through the cache), then
+//     loads every module with the settings' wasm limits and compile cache,
 //  3. asks the API server for its version, so that an unreachable cluster is
 //     one clear error rather than a stream of retries,
 //  4. builds the operator (resolving every handler's resource; handlers of
@@ -40,7 +41,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return classify(ErrKubeconfig, err)
 	}
-	files, err := moduleFiles(opts.Modules)
+	paths, err := pullModules(ctx, opts)
+	if err != nil {
+		return err
+	}
+	files, err := moduleFiles(paths)
 	if err != nil {
 		return err
 	}
@@ -72,6 +77,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer live.close()
 	logStart(opts, mods)
+	if opts.ReloadInterval > 0 {
+		go newReloader(rt, op, files, mods, opts.Logger).run(ctx, opts.ReloadInterval)
+	}
 	return runOperator(ctx, op, live, opts)
 }
 

@@ -1,0 +1,125 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+)
+
+// reloader watches the module files of a running host and swaps in a new
+// version when a file changes: it compiles and validates the new version
+// in the background, then the operator switches to it between processing
+// cycles. A version that does not load is logged and the old one keeps
+// serving. Files are polled (size, modification time, then the digest), so
+// that editors' and build tools' atomic renames are seen as well as writes.
+type reloader struct {
+	rt    *wasmrt.Runtime
+	op    *reactor.Operator
+	log   *slog.Logger
+	files []watchedFile
+}
+
+type watchedFile struct {
+	path   string
+	stamp  fileStamp
+	digest string
+	mod    *wasmrt.Module
+}
+
+type fileStamp struct {
+	size    int64
+	modTime time.Time
+}
+
+func stampOf(path string) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}, err
+	}
+	return fileStamp{size: fi.Size(), modTime: fi.ModTime()}, nil
+}
+
+func newReloader(rt *wasmrt.Runtime, op *reactor.Operator, files []string, mods []*wasmrt.Module, log *slog.Logger) *reloader {
+	r := &reloader{rt: rt, op: op, log: log}
+	for i, f := range files {
+		stamp, _ := stampOf(f)
+		r.files = append(r.files, watchedFile{path: f, stamp: stamp, digest: mods[i].Digest(), mod: mods[i]})
+	}
+	return r
+}
+
+// run polls until ctx ends.
+func (r *reloader) run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.poll(ctx)
+		}
+	}
+}
+
+// poll swaps in the files that changed since the last poll.
+func (r *reloader) poll(ctx context.Context) {
+	prev := append([]watchedFile(nil), r.files...)
+	changed := false
+	for i := range r.files {
+		if r.check(ctx, &r.files[i]) {
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	mods := make([]*wasmrt.Module, len(r.files))
+	for i, f := range r.files {
+		mods[i] = f.mod
+	}
+	start := time.Now()
+	if err := r.op.Swap(ctx, mods); err != nil {
+		r.log.Error(fmt.Sprintf("the new module versions cannot be served, the old ones keep serving: %v", err))
+		for i := range r.files {
+			if r.files[i].mod != prev[i].mod {
+				r.files[i].mod.Close()
+				r.files[i].mod, r.files[i].digest = prev[i].mod, prev[i].digest // the stamp stays: no retry until it changes again
+			}
+		}
+		return
+	}
+	r.log.Info("modules reloaded", "swap", time.Since(start))
+}
+
+// check loads a changed file; it reports whether f now holds a new module.
+func (r *reloader) check(ctx context.Context, f *watchedFile) bool {
+	stamp, err := stampOf(f.path)
+	if err != nil || stamp == f.stamp {
+		return false // a file being replaced may be missing for a moment
+	}
+	wasm, err := os.ReadFile(f.path)
+	if err != nil {
+		return false
+	}
+	f.stamp = stamp
+	digest := wasmrt.Digest(wasm)
+	if digest == f.digest {
+		return false
+	}
+	start := time.Now()
+	mod, err := r.rt.Load(ctx, f.mod.Manifest().Module.Name, wasm)
+	if err != nil {
+		r.log.Error(fmt.Sprintf("module %s changed, but the new version does not load; the old one keeps serving: %v", f.path, err),
+			"digest", digest)
+		return false
+	}
+	r.log.Info("module changed", "file", f.path, "old", f.digest, "new", digest, "load", time.Since(start))
+	f.digest, f.mod = digest, mod
+	return true
+}
