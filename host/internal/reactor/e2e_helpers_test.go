@@ -45,6 +45,7 @@ func startCluster(t *testing.T) *cluster {
 
 // operator is a running reactor with its kube client.
 type operator struct {
+	*reactor.Operator
 	kube   *kube.Client
 	cancel context.CancelFunc
 	done   chan error
@@ -54,7 +55,49 @@ type operator struct {
 // the examples module) in namespace ns until the test ends or stop is called.
 func startOperator(t *testing.T, c *cluster, ns string, set settings.Settings, pkgs ...string) *operator {
 	t.Helper()
+	rt := newRuntime(t)
+	var mods []*wasmrt.Module
+	for _, pkg := range pkgs {
+		mods = append(mods, load(t, rt, filepath.Base(pkg), pkg))
+	}
+	kc := newKube(t, c)
+	return run(t, kc, newOperator(t, kc, ns, set, mods...))
+}
+
+// run runs op until the test ends or stop is called.
+func run(t *testing.T, kc *kube.Client, op *reactor.Operator) *operator {
 	ctx, cancel := context.WithCancel(context.Background())
+	o := &operator{Operator: op, kube: kc, cancel: cancel, done: make(chan error, 1)}
+	go func() { o.done <- op.Run(ctx) }()
+	t.Cleanup(func() { o.stop(t) })
+	return o
+}
+
+// newRuntime is a wasm runtime with a short call timeout, closed when the
+// test ends.
+func newRuntime(t *testing.T) *wasmrt.Runtime {
+	t.Helper()
+	rt, err := wasmrt.New(wasmrt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	return rt
+}
+
+// load loads the module built from pkg, a package path in the examples
+// module.
+func load(t *testing.T, rt *wasmrt.Runtime, name, pkg string) *wasmrt.Module {
+	t.Helper()
+	mod, err := rt.Load(context.Background(), name, wasmtest.Bytes(t, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod
+}
+
+func newKube(t *testing.T, c *cluster) *kube.Client {
+	t.Helper()
 	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
 	if err != nil {
 		t.Fatal(err)
@@ -63,33 +106,20 @@ func startOperator(t *testing.T, c *cluster, ns string, set settings.Settings, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := wasmrt.New(wasmrt.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mods []*wasmrt.Module
-	for _, pkg := range pkgs {
-		mod, err := rt.Load(ctx, filepath.Base(pkg), wasmtest.Bytes(t, pkg))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mods = append(mods, mod)
-	}
+	return kc
+}
+
+func newOperator(t *testing.T, kc *kube.Client, ns string, set settings.Settings, mods ...*wasmrt.Module) *reactor.Operator {
+	t.Helper()
 	namespaces, err := kube.ParseNamespaces(ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := reactor.New(ctx, reactor.Options{Kube: kc, Modules: mods, Namespaces: namespaces, Settings: set})
+	op, err := reactor.New(context.Background(), reactor.Options{Kube: kc, Modules: mods, Namespaces: namespaces, Settings: set})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &operator{kube: kc, cancel: cancel, done: make(chan error, 1)}
-	go func() { o.done <- op.Run(ctx) }()
-	t.Cleanup(func() {
-		o.stop(t)
-		_ = rt.Close(context.Background())
-	})
-	return o
+	return op
 }
 
 func (o *operator) stop(t *testing.T) {

@@ -8,10 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
-	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
 // TestSwap swaps a module's version while objects are created
@@ -21,36 +18,12 @@ import (
 func TestSwap(t *testing.T) {
 	c := startCluster(t)
 	createNamespace(t, c, "sw")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kube.New(cfg, kube.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := wasmrt.New(wasmrt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
-	v1, err := rt.Load(ctx, "reload", wasmtest.Bytes(t, "testguests/reloadv1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := rt.Load(ctx, "reload", wasmtest.Bytes(t, "testguests/reloadv2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, _ := kube.ParseNamespaces("sw")
-	op, err := reactor.New(ctx, reactor.Options{Kube: kc, Modules: []*wasmrt.Module{v1}, Namespaces: ns, Settings: testSettings()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- op.Run(ctx) }()
+	rt := newRuntime(t)
+	v1 := load(t, rt, "reload", "testguests/reloadv1")
+	v2 := load(t, rt, "reload", "testguests/reloadv2")
+	kc := newKube(t, c)
+	op := run(t, kc, newOperator(t, kc, "sw", testSettings(), v1))
+	ctx := context.Background()
 
 	const total, before = 30, 10
 	for i := range total {
@@ -88,10 +61,6 @@ func TestSwap(t *testing.T) {
 	}
 	for i := range before {
 		eventually(t, 20*time.Second, "resumed", hasVersion(t, c, fmt.Sprintf("obj-%d", i), "resume_fn", "v2"))
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 }
 
