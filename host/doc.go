@@ -13,6 +13,9 @@
 //     operator. [Options] says which modules, which cluster, which namespaces
 //     and with which [settings.Settings].
 //   - [Inspect] reads a module's manifest without a cluster.
+//   - [Push] and [Pull] ship modules as OCI artifacts (the CNCF wasm layout)
+//     and keep pulled ones in a disk cache by digest; [Run] pulls module
+//     arguments that are references ([IsReference]) through the same cache.
 //   - [Invoke] calls one handler of a module on an object, offline, with the
 //     request the operator would build for it, and returns the response.
 //

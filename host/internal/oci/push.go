@@ -12,6 +12,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry"
 )
 
 // Annotation keys of the handler summary on the manifest. The module's name
@@ -52,12 +53,9 @@ type config struct {
 // manifest digest and the module's digest; the module is also put into the
 // cache, so the pushing host can run it without pulling.
 func (c *Client) Push(ctx context.Context, wasm []byte, sum Summary, ref string) (Artifact, error) {
-	r, err := ParseReference(ref)
+	r, err := ParsePushReference(ref)
 	if err != nil {
 		return Artifact{}, err
-	}
-	if r.ValidateReferenceAsTag() != nil {
-		return Artifact{}, fmt.Errorf("%w %q: push needs a tag, e.g. %s/%s:v1", ErrReference, ref, r.Registry, r.Repository)
 	}
 	if !isWasm(wasm) {
 		return Artifact{}, fmt.Errorf("%w: the content does not start with the wasm magic number", ErrNotWasm)
@@ -98,6 +96,18 @@ func (c *Client) Push(ctx context.Context, wasm []byte, sum Summary, ref string)
 		}
 	}
 	return a, nil
+}
+
+// ParsePushReference parses a reference Push accepts: one with a tag.
+func ParsePushReference(ref string) (registry.Reference, error) {
+	r, err := ParseReference(ref)
+	if err != nil {
+		return registry.Reference{}, err
+	}
+	if r.ValidateReferenceAsTag() != nil {
+		return registry.Reference{}, fmt.Errorf("%w %q: push needs a tag, e.g. %s/%s:v1", ErrReference, ref, r.Registry, r.Repository)
+	}
+	return r, nil
 }
 
 // manifestCapture is the target oras.PackManifest writes the manifest to,
