@@ -71,7 +71,7 @@ func newRoot(streams Streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return clierr.Usagef(err, fmt.Sprintf("see '%s --help'", cmd.CommandPath()))
 	})
-	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), rbacCmd(g), buildCmd(g), initCmd(g), versionCmd(g))
+	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), rbacCmd(g), buildCmd(g), pushCmd(g), pullCmd(g), initCmd(g), versionCmd(g))
 	return root
 }
 
@@ -90,6 +90,28 @@ func classify(err error) error {
 		return clierr.New(err, "pass a readable kubeconfig with --kubeconfig (or KUBECONFIG) and an existing --context")
 	case errors.Is(err, host.ErrUnreachable):
 		return clierr.New(err, "check that the cluster is up and that `kubectl version` works with the same kubeconfig and context")
+	}
+	return classifyRegistry(err)
+}
+
+// classifyRegistry adds what to do to the errors of push, pull and of run's
+// OCI references.
+func classifyRegistry(err error) error {
+	switch {
+	case errors.Is(err, host.ErrReference):
+		return clierr.Usagef(err, "")
+	case errors.Is(err, host.ErrRegistryUnreachable):
+		return clierr.New(err, "check that the registry runs and that its address is right (--plain-http for a registry without TLS); "+
+			"a module pulled once by digest runs from the cache without it")
+	case errors.Is(err, host.ErrRegistryAuth):
+		return clierr.New(err, "log in with `docker login HOST` (or `oras login HOST`), or name the Docker config file with --registry-config")
+	case errors.Is(err, host.ErrArtifactNotFound):
+		return clierr.New(err, "check the repository and the tag or digest, or push the module first with `kopf-wasm push MODULE.wasm REF`")
+	case errors.Is(err, host.ErrNotModuleArtifact), errors.Is(err, host.ErrNotWasm):
+		return clierr.New(err, "the reference names something other than a wasm module; push one with `kopf-wasm push MODULE.wasm REF`")
+	case errors.Is(err, host.ErrDigestMismatch):
+		return clierr.New(err, "the content was altered between the registry and here; nothing was run or cached: pull again, "+
+			"and if it persists push the module again and check the registry or proxy")
 	}
 	return err
 }

@@ -15,13 +15,20 @@ type runOptions struct {
 	option.Kube
 	option.Namespaces
 	option.Peering
+	option.Registry
 
 	liveness string
 }
 
 const runLong = `Run an operator: load the modules, connect to the cluster and serve the
 modules' handlers until interrupted (SIGINT or SIGTERM; a second signal
-exits at once). MODULE is a .wasm file or a folder of them.
+exits at once). MODULE is a .wasm file, a folder of them, or an OCI
+reference (see push): an argument is a reference when it starts with oci://,
+or when it contains ':' or '@' and is not an existing file or folder.
+References are pulled through the module cache ($KOPF_WASM_CACHE/modules):
+one pinned by digest and pulled before needs no registry; a tag is resolved
+at the registry, or, when that is unreachable, served from the cache with
+the digest last seen for it and a warning.
 
 The host serves create, update, delete, resume, field and event handlers and
 startup and cleanup activities for now (timers, daemons, indices, webhooks
@@ -33,6 +40,9 @@ Compiled modules are cached in $KOPF_WASM_CACHE/wasm (default
 
 Example - Serve the example module in the namespace "default":
   kopf-wasm run -n default bin/wasm/kopfexample.wasm
+
+Example - Serve a module from a registry, pinned by digest:
+  kopf-wasm run -n default ghcr.io/acme/handlers@sha256:0123...
 
 Example - Serve every module of a folder in the whole cluster, with JSON logs:
   kopf-wasm run -A --log-format json ./modules/
@@ -46,7 +56,7 @@ func runCmd(g *globals) *cobra.Command {
 		Use:   "run [flags] MODULE...",
 		Short: "Run an operator from handler modules against a cluster",
 		Long:  runLong,
-		Args:  args(1, -1, "MODULE (a .wasm file or a folder of them)"),
+		Args:  args(1, -1, "MODULE (a .wasm file, a folder of them, or an OCI reference)"),
 		RunE: func(cmd *cobra.Command, modules []string) error {
 			if err := o.Namespaces.Validate(); err != nil {
 				return err
@@ -63,7 +73,7 @@ func runCmd(g *globals) *cobra.Command {
 			return host.Run(cmd.Context(), host.Options{
 				Modules: modules, Kubeconfig: o.Kubeconfig, Context: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
-				Settings: &s, Liveness: o.liveness, Logger: log,
+				Settings: &s, Liveness: o.liveness, Logger: log, Registry: registryOptions(o.Registry, log),
 			})
 		},
 	}
@@ -71,6 +81,7 @@ func runCmd(g *globals) *cobra.Command {
 	o.Kube.ApplyFlags(fs)
 	o.Namespaces.ApplyFlags(fs)
 	o.Peering.ApplyFlags(fs)
+	o.Registry.ApplyFlags(fs)
 	fs.StringVarP(&o.liveness, "liveness", "L", "",
 		"serve a liveness endpoint at this URL, e.g. http://0.0.0.0:8080/healthz (200 while the operator runs)")
 	return cmd
