@@ -103,3 +103,12 @@ BENCH_FLAGS ?= -n 2000
 .PHONY: bench
 bench: check-go controlplane
 	$(GO) run ./internal/cmd/bench $(BENCH_FLAGS)
+
+# Timers and daemons (internal/cmd/bench spawning, issue 6): the lateness of
+# 1,000 one-second timers over a 60 s window, and the RSS per running daemon
+# with 100 sleeping daemons. Not part of `make test`.
+#   make bench-spawning BENCH_SPAWNING_FLAGS='-timers 200 -window 20s -daemons 20'
+BENCH_SPAWNING_FLAGS ?= -timers 1000 -window 60s -daemons 100
+.PHONY: bench-spawning
+bench-spawning: check-go controlplane
+	$(GO) run ./internal/cmd/bench spawning $(BENCH_SPAWNING_FLAGS)

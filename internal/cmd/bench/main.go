@@ -27,6 +27,12 @@
 // with the kopfexample module and settings.Default()), built by this
 // command. The native contender is this binary itself, re-executed with the
 // hidden subcommand "operator" (see native.go).
+//
+// The subcommand "spawning" measures timers and daemons instead (timer
+// lateness with many 1 s timers, memory per running daemon; see
+// spawning.go):
+//
+//	go run ./internal/cmd/bench spawning -timers 1000 -daemons 100
 package main
 
 import (
@@ -42,6 +48,8 @@ func main() {
 	var err error
 	if len(os.Args) > 1 && os.Args[1] == operatorCommand {
 		err = runOperator(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else if len(os.Args) > 1 && os.Args[1] == spawningCommand {
+		err = runSpawning(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else {
 		err = runBench(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	}

@@ -5,13 +5,16 @@
 //
 // It lives under host/ because the reactor is internal to host; the
 // benchmark builds and starts it. It prints "ready" on stdout once the
-// reactor runs, and stops on SIGINT or SIGTERM. It is a stand-in for
-// `kopf-wasm run` until that command exists.
+// reactor runs, and stops on SIGINT or SIGTERM. On SIGUSR2 it returns
+// free memory to the OS (debug.FreeOSMemory), before an RSS measurement;
+// -timer-log records every timer run (the spawning benchmark). It is a
+// stand-in for `kopf-wasm run` until that command exists.
 //
 //	benchoperator -kubeconfig KUBECONFIG -namespace NS -wasm kopfexample.wasm
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -21,9 +24,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
@@ -45,6 +51,7 @@ func main() {
 type options struct {
 	kubeconfig, namespace, wasm string
 	userAgent, cpuProfile       string
+	timerLog                    string
 	logLevel                    slog.Level
 }
 
@@ -57,6 +64,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.wasm, "wasm", "", "the module to load (required)")
 	fs.StringVar(&o.userAgent, "user-agent", "kopf-wasm", "the HTTP user agent of the Kubernetes client")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from SIGUSR1 on")
+	fs.StringVar(&o.timerLog, "timer-log", "", "write one line per timer run to this file: start (Unix ns), lateness (ns), duration (ns)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -84,6 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	slog.SetDefault(log)
+	defer freeOnSignal()()
 
 	set := settings.Default()
 	cfg, err := kube.LoadConfig(o.kubeconfig, "")
@@ -118,9 +127,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	op, err := reactor.New(ctx, reactor.Options{
+	ropts := reactor.Options{
 		Kube: kc, Modules: []*wasmrt.Module{mod}, Namespaces: namespaces, Settings: set, Logger: log,
-	})
+	}
+	if o.timerLog != "" {
+		tl, err := newTimerLog(o.timerLog)
+		if err != nil {
+			return err
+		}
+		defer tl.close()
+		ropts.ObserveTimer = tl.observe
+	}
+	op, err := reactor.New(ctx, ropts)
 	if err != nil {
 		return err
 	}
@@ -132,6 +150,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("client requests", "reads", st.Reads, "writes", st.Writes, "patches", st.Patches,
 		"updates", st.Updates, "creates", st.Creates, "deletes", st.Deletes)
 	return err
+}
+
+// freeOnSignal returns memory to the OS (a GC and debug.FreeOSMemory) on
+// every SIGUSR2, so that the benchmark can measure the RSS of what is live
+// rather than of garbage not yet collected or returned. It returns the
+// function that stops it.
+func freeOnSignal() (stop func()) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR2)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sig:
+				debug.FreeOSMemory()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(sig); close(done) }
 }
 
 // profileOnSignal writes a CPU profile to path from the first SIGUSR1 on
@@ -160,4 +199,37 @@ func profileOnSignal(path string) (stop func(), err error) {
 		}
 		_ = f.Close()
 	}, nil
+}
+
+// timerLog writes one line per timer run (the spawning benchmark reads it
+// after the operator exited): "start lateness duration", the start in
+// Unix nanoseconds, the others in nanoseconds.
+type timerLog struct {
+	mu sync.Mutex
+	f  *os.File
+	w  *bufio.Writer
+}
+
+func newTimerLog(path string) (*timerLog, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("timer log: %w", err)
+	}
+	return &timerLog{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+func (l *timerLog) observe(_ string, lateness, took time.Duration) {
+	start := time.Now().Add(-took).UnixNano()
+	l.mu.Lock()
+	fmt.Fprintf(l.w, "%d %d %d\n", start, lateness.Nanoseconds(), took.Nanoseconds())
+	l.mu.Unlock()
+}
+
+// close flushes the log; runs still observed afterwards are dropped.
+func (l *timerLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = l.w.Flush()
+	_ = l.f.Close()
+	l.w.Reset(io.Discard)
 }
