@@ -15,31 +15,31 @@ import (
 var errGone = errors.New("the object is gone")
 
 // apply sends a cycle's patch: at most one request per endpoint, nothing
-// when the patch is empty. It returns the resourceVersion of the last
-// successful write ("" when nothing was sent). A 404 means the object was
+// when the patch is empty. It returns the object as the last successful
+// write returned it (nil when nothing was sent). A 404 means the object was
 // deleted meanwhile and returns errGone; any other failure is returned for
 // the caller to throttle and retry from fresh state.
-func (o *Operator) apply(ctx context.Context, res kube.Resource, body *unstructured.Unstructured, p *persistence.Patch) (string, error) {
+func (o *Operator) apply(ctx context.Context, res kube.Resource, body *unstructured.Unstructured, p *persistence.Patch) (*unstructured.Unstructured, error) {
 	p.Minimize(body.Object)
 	if p.Empty() {
-		return "", nil
+		return nil, nil
 	}
 	reqs, err := p.Requests()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var rv string
+	var last *unstructured.Unstructured
 	for _, req := range reqs {
 		out, err := o.kube.Patch(ctx, res.ResourceRef, body.GetNamespace(), body.GetName(), req.Subresource, req.Type, req.Data)
 		switch {
 		case errors.Is(err, kube.ErrGone):
-			return rv, errGone
+			return last, errGone
 		case err != nil:
-			return rv, fmt.Errorf("patch%s: %w", subSuffix(req.Subresource), err)
+			return last, fmt.Errorf("patch%s: %w", subSuffix(req.Subresource), err)
 		}
-		rv = out.GetResourceVersion()
+		last = out
 	}
-	return rv, nil
+	return last, nil
 }
 
 func subSuffix(sub string) string {

@@ -87,25 +87,36 @@ type outcome struct {
 func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured, events []kube.Event) (outcome, error) {
 	body := obj.Object
 	ref := res.ResourceRef
-	old, err := o.storage.FetchDiffBase(body)
+	storage := o.storageFor(res)
+	old, err := storage.FetchDiffBase(body)
 	if err != nil {
 		return outcome{}, fmt.Errorf("%w; remove the annotation to handle the object as new", err)
 	}
 	mem := o.mem.get(key)
 	cause := registry.DetectCause(registry.CauseInput{
-		Body: body, Finalizer: o.storage.Finalizer(), Old: old,
-		New:     o.storage.Essence(body, o.registry.ExtraFields(ref)),
+		Body: body, Finalizer: storage.Finalizer(), Old: old,
+		New:     storage.Essence(body, o.registry.ExtraFields(ref)),
 		Initial: mem.initial && !mem.handledOnce,
 	})
-	c := &cyc{o: o, ctx: ctx, res: res, key: key, obj: obj, cause: &cause, memo: mem.memo,
+	c := &cyc{o: o, ctx: ctx, res: res, key: key, obj: obj, cause: &cause, memo: mem.memo, storage: storage,
 		patch: persistence.NewPatch(res.Status), when: o.when(ctx, obj, mem.memo)}
 	o.runEventHandlers(ctx, res, events, c.patch)
 	if err := c.run(); err != nil {
 		return outcome{}, err
 	}
-	rv, err := o.apply(ctx, res, obj, c.patch)
+	inStatus := storage == o.storage && c.storesDiffBaseInStatus()
+	last, err := o.apply(ctx, res, obj, c.patch)
 	if err != nil {
 		return outcome{}, err
+	}
+	if inStatus && last != nil && !hasStatusDiffBase(last.Object) {
+		if last, err = o.statusPrunes(ctx, res, obj, c.cause.New); err != nil {
+			return outcome{}, err
+		}
+	}
+	var rv string
+	if last != nil {
+		rv = last.GetResourceVersion()
 	}
 	o.mem.with(key, func(m *memory) {
 		m.memo = c.memo
@@ -118,15 +129,16 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 
 // cyc is the state of one processing cycle of one object.
 type cyc struct {
-	o     *Operator
-	ctx   context.Context
-	res   kube.Resource
-	key   objectKey
-	obj   *unstructured.Unstructured
-	cause *registry.Cause
-	memo  []byte
-	patch *persistence.Patch
-	when  registry.WhenFunc
+	o       *Operator
+	ctx     context.Context
+	res     kube.Resource
+	key     objectKey
+	obj     *unstructured.Unstructured
+	cause   *registry.Cause
+	memo    []byte
+	storage *persistence.Storage
+	patch   *persistence.Patch
+	when    registry.WhenFunc
 
 	delay       time.Duration
 	handledOnce bool
@@ -183,12 +195,12 @@ func (c *cyc) run() error {
 		// Stealth mode: nothing of ours on objects no handler sees; only a
 		// finalizer held for timers and daemons is released.
 		if c.cause.Reason == abi.ReasonDelete && c.running == 0 {
-			c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+			c.storage.RemoveFinalizer(c.patch, c.cause.Body)
 		}
 		return nil
 	}
 	owned := c.o.registry.ChangingIDs(ref)
-	state, err := c.o.storage.LoadState(c.cause.Body, owned)
+	state, err := c.storage.LoadState(c.cause.Body, owned)
 	if err != nil {
 		return err
 	}
@@ -219,9 +231,9 @@ func (c *cyc) finalizer() error {
 		return err
 	}
 	if requires {
-		c.o.storage.AddFinalizer(c.patch, c.cause.Body)
+		c.storage.AddFinalizer(c.patch, c.cause.Body)
 	} else {
-		c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+		c.storage.RemoveFinalizer(c.patch, c.cause.Body)
 	}
 	return nil
 }
@@ -245,9 +257,9 @@ func (c *cyc) conclude(state *persistence.State, owned []string) error {
 	if c.cause.Reason == abi.ReasonDelete {
 		// Timers and daemons stop first; the spawner wakes the object then.
 		if c.running == 0 {
-			c.o.storage.RemoveFinalizer(c.patch, c.cause.Body)
+			c.storage.RemoveFinalizer(c.patch, c.cause.Body)
 		}
 		return nil
 	}
-	return c.o.storage.StoreDiffBase(c.patch, c.cause.Body, c.cause.New)
+	return c.storage.StoreDiffBase(c.patch, c.cause.Body, c.cause.New)
 }

@@ -125,6 +125,11 @@ func TestHandlers(t *testing.T) {
 				if by := got.GetAnnotations()["handled-by"]; by != want {
 					return fmt.Errorf("handled-by is %q, want %q", by, want)
 				}
+				// Without a status subresource the diff-base stays in
+				// its annotation: a status here would be dropped.
+				if _, ok := got.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]; !ok {
+					return fmt.Errorf("no diff-base annotation: %v", got.GetAnnotations())
+				}
 				return nil
 			})
 		}

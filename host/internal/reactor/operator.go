@@ -63,10 +63,16 @@ func (o Options) withDefaults() Options {
 
 // Operator serves the change handlers of a set of modules.
 type Operator struct {
-	opts    Options
-	kube    *kube.Client
-	log     *slog.Logger
-	storage *persistence.Storage
+	opts Options
+	kube *kube.Client
+	log  *slog.Logger
+	// storage keeps state where the settings say; annotated keeps the
+	// diff-base in an annotation whatever they say, for resources without
+	// the status subresource (a status there may not be stored at all, and
+	// the object and its status go in one request anyway).
+	storage, annotated *persistence.Storage
+	// pruning holds the resources whose status drops the diff-base.
+	pruning sync.Map
 	mem     *memories
 	queue   workqueue.TypedDelayingInterface[objectKey]
 
@@ -97,16 +103,21 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	if opts.Kube == nil {
 		return nil, errors.New("reactor: no Kubernetes client")
 	}
-	storage, err := persistence.New(persistence.Options{
+	popts := persistence.Options{
 		Prefix: opts.Settings.Persistence.Prefix, DiffBaseKey: opts.Settings.Persistence.DiffBaseKey,
 		Finalizer: opts.Settings.Persistence.Finalizer, V1Keys: opts.Settings.Persistence.V1Keys,
-		DiffBaseInStatus: opts.Settings.Persistence.DiffBaseInStatus,
-	})
+	}
+	annotated, err := persistence.New(popts)
+	if err != nil {
+		return nil, fmt.Errorf("reactor: %w", err)
+	}
+	popts.DiffBaseInStatus = opts.Settings.Persistence.DiffBaseInStatus
+	storage, err := persistence.New(popts)
 	if err != nil {
 		return nil, fmt.Errorf("reactor: %w", err)
 	}
 	o := &Operator{
-		opts: opts, kube: opts.Kube, log: opts.Logger, storage: storage, mem: newMemories(),
+		opts: opts, kube: opts.Kube, log: opts.Logger, storage: storage, annotated: annotated, mem: newMemories(),
 		served: map[string]*served{},
 		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[objectKey]{Name: "kopf-wasm"}),
 	}
@@ -176,6 +187,14 @@ func (o *Operator) cleanup() {
 	if err := o.runActivities(ctx, abi.KindCleanup); err != nil {
 		o.log.Error(fmt.Sprintf("Cleanup did not finish: %v", err))
 	}
+}
+
+// storageFor returns the storage for a resource's objects.
+func (o *Operator) storageFor(res kube.Resource) *persistence.Storage {
+	if _, prunes := o.pruning.Load(res.String()); res.Status && !prunes {
+		return o.storage
+	}
+	return o.annotated
 }
 
 // eventHandler queues the objects of one resource's watch events.

@@ -1,0 +1,47 @@
+package reactor
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
+)
+
+// The diff-base goes to status.kopf by default (one request per update
+// instead of two), but not every status keeps fields it does not know:
+// built-in resources' typed statuses (Namespace) and CRDs without
+// x-kubernetes-preserve-unknown-fields drop it. The operator notices when
+// the API server returns a status without the diff-base it has just
+// written, stores the diff-base in its annotation at once (one extra
+// request, once per resource) and keeps it there for that resource.
+
+var statusDiffBase = objects.Path{"status", "kopf", "last-handled-configuration"}
+
+func hasStatusDiffBase(obj map[string]any) bool {
+	_, ok := objects.Get(obj, statusDiffBase)
+	return ok
+}
+
+// storesDiffBaseInStatus reports whether the cycle's patch writes the
+// diff-base into the status.
+func (c *cyc) storesDiffBaseInStatus() bool {
+	_, ok := c.patch.Get(statusDiffBase)
+	return ok
+}
+
+// statusPrunes switches the resource to the annotation diff-base and stores
+// essence there for obj; it returns the object as patched.
+func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, obj *unstructured.Unstructured, essence map[string]any) (*unstructured.Unstructured, error) {
+	o.log.Warn("the status of this resource drops unknown fields: its diff-base goes to an annotation from now on; "+
+		"handler results stored in status may be dropped too (add x-kubernetes-preserve-unknown-fields to the CRD's status)",
+		"resource", res.String())
+	o.pruning.Store(res.String(), true)
+	p := persistence.NewPatch(res.Status)
+	if err := o.annotated.StoreDiffBase(p, obj.Object, essence); err != nil {
+		return nil, err
+	}
+	return o.apply(ctx, res, obj, p)
+}
