@@ -31,6 +31,8 @@ WASM_OUT := bin/wasm
 
 # guest-sdk packages that also build natively (they do not reach go-pdk,
 # whose //go:wasmimport functions exist only on wasm).
+# Example modules with native unit tests (kopftest): they run under plain go test.
+EXAMPLES_NATIVE_TESTS = $(shell cd examples && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .TestGoFiles}}{{.ImportPath}}{{end}}' ./... 2>/dev/null)
 GUEST_SDK_NATIVE = $(shell cd guest-sdk && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | grep -v ' github.com/extism/go-pdk' | cut -d' ' -f1)
 
 .PHONY: test check-go deps controlplane wasm fmt vet gotest clean demo cli docs
@@ -82,6 +84,7 @@ gotest:
 	$(GO) test -count=1 -skip '^TestSmokeE2E$$' ./...
 	cd abi && $(GO) test -count=1 ./...
 	@pkgs="$(strip $(GUEST_SDK_NATIVE))"; if [ -n "$$pkgs" ]; then echo "cd guest-sdk && $(GO) test -count=1 $$pkgs"; cd guest-sdk && $(GO) test -count=1 $$pkgs; fi
+	@pkgs="$(strip $(EXAMPLES_NATIVE_TESTS))"; if [ -n "$$pkgs" ]; then echo "cd examples && $(GO) test -count=1 $$pkgs"; cd examples && $(GO) test -count=1 $$pkgs; fi
 
 clean:
 	rm -rf bin

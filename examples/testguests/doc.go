@@ -3,9 +3,12 @@
 // purpose (loop, run out of memory, panic, return bad JSON or huge output,
 // lack an export, speak another ABI version, declare an invalid manifest).
 //
-// They are written with raw go-pdk and the abi package, not the guest SDK,
-// so that they exercise the runtime alone. Each sub-directory is a package
-// main built with
+// The runtime's guests (good, misbehave, hostcalls, noexport, wrongabi,
+// badmanifest, manifestjson) are written with raw go-pdk and the abi
+// package, not the guest SDK, so that they exercise the runtime alone; the
+// guests of the reactor's tests and of the benchmarks (reactor, spawning,
+// spawnbench, reloadv1, reloadv2) use the SDK. Each sub-directory is a
+// package main built with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/wasm/<name>.wasm ./testguests/<name>
 //
