@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -165,7 +166,21 @@ func (c *cyc) spawn() error {
 		}
 		handlers = append(handlers, hs...)
 	}
-	changed := c.cause.Reason == abi.ReasonCreate || c.cause.Reason == abi.ReasonUpdate
+	if len(handlers) == 0 && c.o.spawner.Running(c.spawnKey()) == 0 {
+		return nil
+	}
+	// Essential changes reset the timers' idle clock. They are told from
+	// the essence this process saw last, not from the diff-base: objects
+	// that only timers and daemons serve have none (stealth mode).
+	essence, err := json.Marshal(c.cause.New)
+	if err != nil {
+		return err
+	}
+	var changed bool
+	c.o.mem.with(c.key, func(m *memory) {
+		changed = string(essence) != m.essence
+		m.essence = string(essence)
+	})
 	c.o.spawner.Adjust(c.ctx, c.spawnKey(), c.obj, handlers, changed)
 	return nil
 }

@@ -36,6 +36,9 @@ type memory struct {
 	failures int
 	// events waiting for the object's event handlers.
 	events []kube.Event
+	// essence is the essence of the last state seen, encoded, for objects
+	// with timers or daemons (idle clocks).
+	essence string
 }
 
 // memories holds the memory of every object the operator has seen.
