@@ -169,31 +169,61 @@ func artifactOf(a oci.Artifact) Artifact {
 }
 
 // pullModules returns opts.Modules with every OCI reference replaced by the
-// cached file of the module it names, pulled through opts.Registry.
-func pullModules(ctx context.Context, opts Options) ([]string, error) {
-	var c *oci.Client
+// cached file of the module it names, pulled through opts.Registry, and the
+// references by the files they became (for the reloader to poll tags).
+func pullModules(ctx context.Context, opts Options) ([]string, map[string]string, error) {
+	var pull *puller
 	out := make([]string, 0, len(opts.Modules))
+	refs := map[string]string{}
 	for _, m := range opts.Modules {
 		if !IsReference(m) {
 			out = append(out, m)
 			continue
 		}
-		if c == nil {
-			reg := opts.Registry
-			if reg.Logger == nil {
-				reg.Logger = opts.Logger
-			}
+		if pull == nil {
 			var err error
-			if c, err = reg.client(); err != nil {
-				return nil, err
+			if pull, err = newPuller(opts); err != nil {
+				return nil, nil, err
 			}
 		}
-		a, err := c.Pull(ctx, m)
+		path, err := pull.pull(ctx, m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		opts.Logger.Info("module pulled", "reference", a.Reference, "digest", a.Digest, "cached", a.Cached, "stale", a.Stale)
-		out = append(out, a.Path)
+		out = append(out, path)
+		refs[path] = m
 	}
-	return out, nil
+	return out, refs, nil
 }
+
+// puller pulls modules named by OCI references into the cache.
+type puller struct {
+	c   *oci.Client
+	log *slog.Logger
+}
+
+func newPuller(opts Options) (*puller, error) {
+	reg := opts.Registry
+	if reg.Logger == nil {
+		reg.Logger = opts.Logger
+	}
+	c, err := reg.client()
+	if err != nil {
+		return nil, err
+	}
+	return &puller{c: c, log: opts.Logger}, nil
+}
+
+// pull returns the cached file of the module ref names now.
+func (p *puller) pull(ctx context.Context, ref string) (string, error) {
+	a, err := p.c.Pull(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	p.log.Info("module pulled", "reference", a.Reference, "digest", a.Digest, "cached", a.Cached, "stale", a.Stale)
+	return a.Path, nil
+}
+
+// pinned reports whether an OCI reference names a digest, which never
+// changes, rather than a tag, which may move.
+func pinned(ref string) bool { return strings.Contains(ref, "@") }

@@ -63,12 +63,15 @@ func TestPushPullInspect(t *testing.T) {
 	// also with the registry gone, when they are pinned by digest.
 	srv.Close()
 	opts := Options{Modules: []string{file, addr + "/examples/kopfexample@" + pushed.Digest}, Registry: other}.withDefaults()
-	paths, err := pullModules(t.Context(), opts)
+	paths, refs, err := pullModules(t.Context(), opts)
 	if err != nil || len(paths) != 2 || paths[0] != file || paths[1] != pulled.Path {
 		t.Errorf("pullModules offline: %q, %v; want [%s %s]", paths, err, file, pulled.Path)
 	}
+	if ref := refs[pulled.Path]; ref != opts.Modules[1] || len(refs) != 1 {
+		t.Errorf("pullModules refs: %v; want %s for %s only", refs, opts.Modules[1], pulled.Path)
+	}
 	opts.Modules = []string{addr + "/examples/kopfexample:v2"}
-	if _, err := pullModules(t.Context(), opts); !errors.Is(err, ErrRegistryUnreachable) {
+	if _, _, err := pullModules(t.Context(), opts); !errors.Is(err, ErrRegistryUnreachable) {
 		t.Errorf("pullModules of an unknown tag offline: %v; want ErrRegistryUnreachable", err)
 	}
 }

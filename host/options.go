@@ -16,6 +16,9 @@ const DefaultShutdownTimeout = 10 * time.Second
 // DefaultReloadInterval is the default of Options.ReloadInterval.
 const DefaultReloadInterval = time.Second
 
+// DefaultTagPollInterval is the default of Options.TagPollInterval.
+const DefaultTagPollInterval = 30 * time.Second
+
 // ErrUsage is wrapped by the errors of options that cannot work together or
 // cannot be parsed (a bad namespace pattern, -n with -A, no modules).
 var ErrUsage = errors.New("usage")
@@ -66,6 +69,13 @@ type Options struct {
 	// reloading off.
 	ReloadInterval time.Duration
 
+	// TagPollInterval is how often modules named by an OCI tag are
+	// resolved again; a new digest is pulled and swapped in as a changed
+	// file is. Digests are pinned and never polled. Default
+	// DefaultTagPollInterval; negative turns polling off (as does a
+	// negative ReloadInterval).
+	TagPollInterval time.Duration
+
 	// Logger receives the operator's and the modules' logs. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -82,6 +92,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReloadInterval == 0 {
 		o.ReloadInterval = DefaultReloadInterval
+	}
+	if o.TagPollInterval == 0 {
+		o.TagPollInterval = DefaultTagPollInterval
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -11,8 +11,9 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
 
-// reloader watches the module files of a running host and swaps in a new
-// version when a file changes: it compiles and validates the new version
+// reloader watches the module files of a running host (and the OCI tags
+// that modules were pulled by) and swaps in a new version when a file
+// changes or a tag moves: it compiles and validates the new version
 // in the background, then the operator switches to it between processing
 // cycles. A version that does not load is logged and the old one keeps
 // serving. Files are polled (size, modification time, then the digest), so
@@ -22,6 +23,10 @@ type reloader struct {
 	op    *reactor.Operator
 	log   *slog.Logger
 	files []watchedFile
+
+	// Modules named by OCI tags: pull resolves a tag again, every tagEvery.
+	pull     *puller
+	tagEvery time.Duration
 }
 
 type watchedFile struct {
@@ -29,6 +34,50 @@ type watchedFile struct {
 	stamp  fileStamp
 	digest string
 	mod    *wasmrt.Module
+	// ref is the OCI tag the file was pulled from ("" for files and
+	// digests); polled is when it was last resolved.
+	ref    string
+	polled time.Time
+}
+
+// pollTags makes the reloader resolve the OCI tags among the modules
+// (refs: the pulled files by their references) every opts.TagPollInterval.
+func (r *reloader) pollTags(opts Options, refs map[string]string) error {
+	if opts.TagPollInterval < 0 {
+		return nil
+	}
+	now := time.Now()
+	for i := range r.files {
+		if ref, ok := refs[r.files[i].path]; ok && !pinned(ref) {
+			r.files[i].ref, r.files[i].polled = ref, now
+		}
+	}
+	for _, f := range r.files {
+		if f.ref != "" {
+			var err error
+			r.pull, err = newPuller(opts)
+			r.tagEvery = opts.TagPollInterval
+			return err
+		}
+	}
+	return nil
+}
+
+// resolveTag pulls f's tag again when it is due; a tag that moved gives a
+// new file in the cache, which check then loads.
+func (r *reloader) resolveTag(ctx context.Context, f *watchedFile) {
+	if f.ref == "" || r.pull == nil || time.Since(f.polled) < r.tagEvery {
+		return
+	}
+	f.polled = time.Now()
+	path, err := r.pull.pull(ctx, f.ref)
+	if err != nil {
+		r.log.Warn(fmt.Sprintf("module %s: resolving the tag failed, the current version keeps serving: %v", f.ref, err))
+		return
+	}
+	if path != f.path {
+		f.path, f.stamp = path, fileStamp{}
+	}
 }
 
 type fileStamp struct {
@@ -99,6 +148,7 @@ func (r *reloader) poll(ctx context.Context) {
 
 // check loads a changed file; it reports whether f now holds a new module.
 func (r *reloader) check(ctx context.Context, f *watchedFile) bool {
+	r.resolveTag(ctx, f)
 	stamp, err := stampOf(f.path)
 	if err != nil || stamp == f.stamp {
 		return false // a file being replaced may be missing for a moment
@@ -119,7 +169,7 @@ func (r *reloader) check(ctx context.Context, f *watchedFile) bool {
 			"digest", digest)
 		return false
 	}
-	r.log.Info("module changed", "file", f.path, "old", f.digest, "new", digest, "load", time.Since(start))
+	r.log.Info("module changed", "file", f.path, "reference", f.ref, "old", f.digest, "new", digest, "load", time.Since(start))
 	f.digest, f.mod = digest, mod
 	return true
 }

@@ -3,7 +3,11 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"log"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
@@ -53,9 +59,15 @@ func replace(t *testing.T, path string, data []byte) {
 	}
 }
 
-// TestReloadModuleFile rebuilds a served module file: the new version is
-// swapped in without a restart, and a broken one leaves it serving.
-func TestReloadModuleFile(t *testing.T) {
+// reloadEnv is a control plane with the kopfexamples CRD and helpers to
+// create examples in "default" and read which module version handled them.
+type reloadEnv struct {
+	t   *testing.T
+	env *testenv.Env
+	ex  dynamic.ResourceInterface
+}
+
+func newReloadEnv(t *testing.T) *reloadEnv {
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -66,36 +78,63 @@ func TestReloadModuleFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	gvr := schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
-	examples := dyn.Resource(gvr).Namespace("default")
-	create := func(name string) {
-		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": name}, "spec": map[string]any{}}}
-		if _, err := examples.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	return &reloadEnv{t: t, env: env, ex: dyn.Resource(gvr).Namespace("default")}
+}
+
+func (e *reloadEnv) create(name string) {
+	e.t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{}}}
+	if _, err := e.ex.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
 	}
-	versionOf := func(name, id string) string {
-		obj, err := examples.Get(context.Background(), name, metav1.GetOptions{})
+}
+
+// has waits until status.<id>.version of the object is want.
+func (e *reloadEnv) has(name, id, want string) {
+	e.t.Helper()
+	waitFor(e.t, fmt.Sprintf("%s handled by %s (%s)", name, want, id), func() bool {
+		obj, err := e.ex.Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
-			return ""
+			return false
 		}
 		v, _, _ := unstructured.NestedString(obj.Object, "status", id, "version")
-		return v
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 30s", what)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	has := func(name, id, want string) func() bool {
-		return func() bool { return versionOf(name, id) == want }
-	}
+		return v == want
+	})
+}
 
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// run runs the host until the test ends.
+func (e *reloadEnv) run(opts host.Options) *syncBuffer {
+	logs := &syncBuffer{}
+	opts.Kubeconfig, opts.Namespaces = e.env.Kubeconfig, []string{"default"}
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- host.Run(ctx, opts) }()
+	e.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			e.t.Errorf("host: %v", err)
+		}
+	})
+	return logs
+}
+
+// TestReloadModuleFile rebuilds a served module file: the new version is
+// swapped in without a restart, and a broken one leaves it serving.
+func TestReloadModuleFile(t *testing.T) {
+	e := newReloadEnv(t)
 	// Warm the compilation cache with v2, as a platform's build pipeline or
 	// an earlier host would have: the swap then measures a cached load.
 	cacheDir := t.TempDir()
@@ -112,35 +151,54 @@ func TestReloadModuleFile(t *testing.T) {
 
 	file := filepath.Join(t.TempDir(), "reload.wasm")
 	replace(t, file, wasmtest.Bytes(t, "testguests/reloadv1"))
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- host.Run(ctx, host.Options{Modules: []string{file}, Kubeconfig: env.Kubeconfig, Namespaces: []string{"default"},
-			Settings: &set, ReloadInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	}()
+	logs := e.run(host.Options{Modules: []string{file}, Settings: &set, ReloadInterval: 100 * time.Millisecond})
 
-	create("first")
-	waitFor("first handled by v1", has("first", "create_fn", "v1"))
+	e.create("first")
+	e.has("first", "create_fn", "v1")
 
 	replace(t, file, wasmtest.Bytes(t, "testguests/reloadv2"))
-	waitFor("v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
-	create("second")
-	waitFor("second handled by v2", has("second", "create_fn", "v2"))
-	waitFor("first resumed by v2", has("first", "resume_fn", "v2"))
+	waitFor(t, "v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
+	e.create("second")
+	e.has("second", "create_fn", "v2")
+	e.has("first", "resume_fn", "v2")
 
 	replace(t, file, []byte("not a wasm module"))
-	waitFor("broken v3 reported", func() bool { return strings.Contains(logs.String(), "the old one keeps serving") })
-	create("third")
-	waitFor("third handled by v2", has("third", "create_fn", "v2"))
+	waitFor(t, "broken v3 reported", func() bool { return strings.Contains(logs.String(), "the old one keeps serving") })
+	e.create("third")
+	e.has("third", "create_fn", "v2")
+	logSwaps(t, logs)
+}
 
+// TestReloadOCITag moves the tag a host serves to a new version: the host
+// resolves the tag again, pulls the new digest and swaps it in.
+func TestReloadOCITag(t *testing.T) {
+	e := newReloadEnv(t)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/operators/reload:stable"
+	reg := host.Registry{CacheDir: t.TempDir(), DockerConfig: filepath.Join(t.TempDir(), "config.json")}
+	push := func(pkg string) {
+		if _, err := host.Push(context.Background(), wasmtest.Path(t, pkg), ref, reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("testguests/reloadv1")
+	logs := e.run(host.Options{Modules: []string{ref}, Registry: reg,
+		ReloadInterval: 100 * time.Millisecond, TagPollInterval: 200 * time.Millisecond})
+	e.create("first")
+	e.has("first", "create_fn", "v1")
+
+	push("testguests/reloadv2")
+	waitFor(t, "v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
+	e.create("second")
+	e.has("second", "create_fn", "v2")
+	logSwaps(t, logs)
+}
+
+func logSwaps(t *testing.T, logs *syncBuffer) {
 	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, "module changed") || strings.Contains(line, "modules reloaded") {
 			t.Log(line)
 		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 }

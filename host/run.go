@@ -41,7 +41,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return classify(ErrKubeconfig, err)
 	}
-	paths, err := pullModules(ctx, opts)
+	paths, refs, err := pullModules(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,11 @@ func Run(ctx context.Context, opts Options) error {
 	defer live.close()
 	logStart(opts, mods)
 	if opts.ReloadInterval > 0 {
-		go newReloader(rt, op, files, mods, opts.Logger).run(ctx, opts.ReloadInterval)
+		r := newReloader(rt, op, files, mods, opts.Logger)
+		if err := r.pollTags(opts, refs); err != nil {
+			return err
+		}
+		go r.run(ctx, opts.ReloadInterval)
 	}
 	return runOperator(ctx, op, live, opts)
 }
