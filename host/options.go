@@ -76,6 +76,13 @@ type Options struct {
 	// negative ReloadInterval).
 	TagPollInterval time.Duration
 
+	// ModuleResources also serves the modules that Module resources
+	// (kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name: one
+	// is loaded when its object appears, swapped when its source changes
+	// (or its tag moves), unloaded when it is deleted, and its status says
+	// what was loaded or why not. Modules may then be empty.
+	ModuleResources bool
+
 	// Logger receives the operator's and the modules' logs. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -104,7 +111,7 @@ func (o Options) withDefaults() Options {
 
 // validate reports options that cannot work, before anything starts.
 func (o Options) validate() error {
-	if len(o.Modules) == 0 {
+	if len(o.Modules) == 0 && !o.ModuleResources {
 		return fmt.Errorf("%w: no modules given: name at least one .wasm file or folder", ErrUsage)
 	}
 	if o.AllNamespaces && len(o.Namespaces) > 0 {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
 
@@ -20,7 +19,7 @@ import (
 // that editors' and build tools' atomic renames are seen as well as writes.
 type reloader struct {
 	rt    *wasmrt.Runtime
-	op    *reactor.Operator
+	set   *moduleSet
 	log   *slog.Logger
 	files []watchedFile
 
@@ -93,8 +92,8 @@ func stampOf(path string) (fileStamp, error) {
 	return fileStamp{size: fi.Size(), modTime: fi.ModTime()}, nil
 }
 
-func newReloader(rt *wasmrt.Runtime, op *reactor.Operator, files []string, mods []*wasmrt.Module, log *slog.Logger) *reloader {
-	r := &reloader{rt: rt, op: op, log: log}
+func newReloader(rt *wasmrt.Runtime, set *moduleSet, files []string, mods []*wasmrt.Module, log *slog.Logger) *reloader {
+	r := &reloader{rt: rt, set: set, log: log}
 	for i, f := range files {
 		stamp, _ := stampOf(f)
 		r.files = append(r.files, watchedFile{path: f, stamp: stamp, digest: mods[i].Digest(), mod: mods[i]})
@@ -133,7 +132,7 @@ func (r *reloader) poll(ctx context.Context) {
 		mods[i] = f.mod
 	}
 	start := time.Now()
-	if err := r.op.Swap(ctx, mods); err != nil {
+	if err := r.set.setArgs(ctx, mods); err != nil {
 		r.log.Error(fmt.Sprintf("the new module versions cannot be served, the old ones keep serving: %v", err))
 		for i := range r.files {
 			if r.files[i].mod != prev[i].mod {

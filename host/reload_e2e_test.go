@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -200,5 +201,85 @@ func logSwaps(t *testing.T, logs *syncBuffer) {
 		if strings.Contains(line, "module changed") || strings.Contains(line, "modules reloaded") {
 			t.Log(line)
 		}
+	}
+}
+
+// TestModuleResources drives the modules a host serves through Module
+// objects: created, its source moved to another version, moved to a broken
+// reference (the version before keeps serving, the status says why), and
+// deleted (unloaded).
+func TestModuleResources(t *testing.T) {
+	e := newReloadEnv(t)
+	root, err := wasmtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := filepath.Join(root, "deploy", "crds", "modules.kopf-wasm.dev.yaml")
+	if err := e.env.InstallCRDs(crd); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	repo := strings.TrimPrefix(srv.URL, "http://") + "/operators/reload"
+	reg := host.Registry{CacheDir: t.TempDir(), DockerConfig: filepath.Join(t.TempDir(), "config.json")}
+	for tag, pkg := range map[string]string{"v1": "testguests/reloadv1", "v2": "testguests/reloadv2"} {
+		if _, err := host.Push(context.Background(), wasmtest.Path(t, pkg), repo+":"+tag, reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dyn, err := dynamic.NewForConfig(e.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules := dyn.Resource(schema.GroupVersionResource{Group: "kopf-wasm.dev", Version: "v1", Resource: "modules"})
+	setSource := func(source string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"spec":{"source":%q}}`, source)
+		if _, err := modules.Patch(context.Background(), "reload", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statusOf := func(field string) string {
+		obj, err := modules.Get(context.Background(), "reload", metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		v, _, _ := unstructured.NestedString(obj.Object, "status", field)
+		return v
+	}
+	logs := e.run(host.Options{ModuleResources: true, Registry: reg, TagPollInterval: -1})
+
+	mod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf-wasm.dev/v1", "kind": "Module",
+		"metadata": map[string]any{"name": "reload"}, "spec": map[string]any{"source": repo + ":v1"}}}
+	if _, err := modules.Create(context.Background(), mod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "v1 loaded", func() bool { return statusOf("version") == "1.0.0" && statusOf("digest") != "" })
+	e.create("first")
+	e.has("first", "create_fn", "v1")
+
+	setSource(repo + ":v2")
+	waitFor(t, "v2 loaded", func() bool { return statusOf("version") == "2.0.0" })
+	e.create("second")
+	e.has("second", "create_fn", "v2")
+
+	setSource(repo + ":missing")
+	waitFor(t, "error reported", func() bool { return statusOf("error") != "" })
+	t.Logf("status.error: %s", statusOf("error"))
+	e.create("third")
+	e.has("third", "create_fn", "v2")
+
+	if err := modules.Delete(context.Background(), "reload", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "unloaded", func() bool { return strings.Contains(logs.String(), "module unloaded") })
+	e.create("fourth")
+	time.Sleep(2 * time.Second) // time to (wrongly) handle it
+	obj, err := e.ex.Get(context.Background(), "fourth", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedMap(obj.Object, "status", "create_fn"); found {
+		t.Errorf("an object was handled after its module's Module resource was deleted: %v", obj.Object["status"])
 	}
 }

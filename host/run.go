@@ -77,8 +77,14 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer live.close()
 	logStart(opts, mods)
+	set := newModuleSet(op, mods)
+	if opts.ModuleResources {
+		if err := startModuleResources(ctx, kc, rt, set, opts); err != nil {
+			return err
+		}
+	}
 	if opts.ReloadInterval > 0 {
-		r := newReloader(rt, op, files, mods, opts.Logger)
+		r := newReloader(rt, set, files, mods, opts.Logger)
 		if err := r.pollTags(opts, refs); err != nil {
 			return err
 		}

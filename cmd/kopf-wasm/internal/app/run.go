@@ -18,6 +18,8 @@ type runOptions struct {
 	option.Registry
 
 	liveness string
+	// moduleResources serves the modules of Module resources too.
+	moduleResources bool
 }
 
 const runLong = `Run an operator: load the modules, connect to the cluster and serve the
@@ -30,10 +32,17 @@ one pinned by digest and pulled before needs no registry; a tag is resolved
 at the registry, or, when that is unreachable, served from the cache with
 the digest last seen for it and a warning.
 
-The host serves create, update, delete, resume, field and event handlers and
-startup and cleanup activities for now (timers, daemons, indices, webhooks
-and probes load but are not run yet). Peering is not implemented: the host runs as Kopf's --standalone does, and
--P/--peering and -p/--priority are refused.
+The host serves create, update, delete, resume, field and event handlers,
+timers, daemons, and startup and cleanup activities (indices, webhooks and
+probes load but are not run yet). Peering is not implemented: the host runs
+as Kopf's --standalone does, and -P/--peering and -p/--priority are refused.
+
+Module files are checked every second and modules served by an OCI tag every
+30 seconds: a new version is loaded in the background and swapped in between
+processing cycles; one that does not load leaves the old one serving. With
+--module-resources the host also serves the modules that Module resources
+(kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name, and MODULE
+arguments become optional.
 
 Compiled modules are cached in $KOPF_WASM_CACHE/wasm (default
 ~/.cache/kopf-wasm/wasm), so the next start skips the compilation.
@@ -56,7 +65,12 @@ func runCmd(g *globals) *cobra.Command {
 		Use:   "run [flags] MODULE...",
 		Short: "Run an operator from handler modules against a cluster",
 		Long:  runLong,
-		Args:  args(1, -1, "MODULE (a .wasm file, a folder of them, or an OCI reference)"),
+		Args: func(cmd *cobra.Command, modules []string) error {
+			if o.moduleResources {
+				return nil
+			}
+			return args(1, -1, "MODULE (a .wasm file, a folder of them, or an OCI reference)")(cmd, modules)
+		},
 		RunE: func(cmd *cobra.Command, modules []string) error {
 			if err := o.Namespaces.Validate(); err != nil {
 				return err
@@ -74,6 +88,7 @@ func runCmd(g *globals) *cobra.Command {
 				Modules: modules, Kubeconfig: o.Kubeconfig, Context: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
 				Settings: &s, Liveness: o.liveness, Logger: log, Registry: registryOptions(o.Registry, log),
+				ModuleResources: o.moduleResources,
 			})
 		},
 	}
@@ -84,6 +99,8 @@ func runCmd(g *globals) *cobra.Command {
 	o.Registry.ApplyFlags(fs)
 	fs.StringVarP(&o.liveness, "liveness", "L", "",
 		"serve a liveness endpoint at this URL, e.g. http://0.0.0.0:8080/healthz (200 while the operator runs)")
+	fs.BoolVar(&o.moduleResources, "module-resources", false,
+		"also serve the modules named by Module resources (kopf-wasm.dev/v1) in the cluster")
 	return cmd
 }
 
