@@ -84,24 +84,43 @@ func newReloadEnv(t *testing.T) *reloadEnv {
 
 func (e *reloadEnv) create(name string) {
 	e.t.Helper()
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-		"metadata": map[string]any{"name": name}, "spec": map[string]any{}}}
-	if _, err := e.ex.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+	if err := e.tryCreate(name); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// tryCreate is create for goroutines other than the test's.
+func (e *reloadEnv) tryCreate(name string) error {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{}}}
+	_, err := e.ex.Create(context.Background(), obj, metav1.CreateOptions{})
+	return err
 }
 
 // has waits until status.<id>.version of the object is want.
 func (e *reloadEnv) has(name, id, want string) {
 	e.t.Helper()
 	waitFor(e.t, fmt.Sprintf("%s handled by %s (%s)", name, want, id), func() bool {
-		obj, err := e.ex.Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		v, _, _ := unstructured.NestedString(obj.Object, "status", id, "version")
-		return v == want
+		return e.version(name, id) == want
 	})
+}
+
+// version is status.<id>.version of the object ("" if none).
+func (e *reloadEnv) version(name, id string) string {
+	obj, err := e.ex.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "status", id, "version")
+	return v
+}
+
+func (e *reloadEnv) annotation(name, key string) string {
+	obj, err := e.ex.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return obj.GetAnnotations()[key]
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -186,13 +205,44 @@ func TestReloadOCITag(t *testing.T) {
 	push("testguests/reloadv1")
 	logs := e.run(host.Options{Modules: []string{ref}, Registry: reg,
 		ReloadInterval: 100 * time.Millisecond, TagPollInterval: 200 * time.Millisecond})
-	e.create("first")
-	e.has("first", "create_fn", "v1")
+	e.create("obj-0")
+	e.has("obj-0", "create_fn", "v1")
 
-	push("testguests/reloadv2")
+	// Objects are created continuously while v2 is pushed and the tag moves.
+	created := make(chan int)
+	go func() {
+		defer close(created)
+		for i := 1; i <= 40; i++ {
+			if err := e.tryCreate(fmt.Sprintf("obj-%d", i)); err != nil {
+				t.Error(err)
+			}
+			created <- i
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	for i := range created {
+		if i == 10 {
+			push("testguests/reloadv2")
+		}
+	}
 	waitFor(t, "v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
-	e.create("second")
-	e.has("second", "create_fn", "v2")
+	versions := map[string]int{}
+	for i := 0; i <= 40; i++ {
+		name := fmt.Sprintf("obj-%d", i)
+		waitFor(t, name+" handled", func() bool { return e.version(name, "create_fn") != "" })
+		versions[e.version(name, "create_fn")]++
+	}
+	time.Sleep(time.Second) // a second run would show by now
+	for i := 0; i <= 40; i++ {
+		name := fmt.Sprintf("obj-%d", i)
+		if runs := e.annotation(name, "create-runs"); runs != "1" {
+			t.Errorf("%s was created %s times", name, runs)
+		}
+	}
+	if versions["v1"] == 0 || versions["v2"] == 0 || versions["v1"]+versions["v2"] != 41 {
+		t.Errorf("objects by version: %v", versions)
+	}
+	t.Logf("objects by version: %v", versions)
 	logSwaps(t, logs)
 }
 
