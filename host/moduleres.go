@@ -112,8 +112,10 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 		}
 	}
 	if err != nil {
-		m.log.Error(fmt.Sprintf("Module %s: %v; the previous version, if any, keeps serving", name, err))
+		msg := fmt.Sprintf("%v; the previous version, if any, keeps serving", err)
+		m.log.Error(fmt.Sprintf("Module %s: %s", name, msg))
 		m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "error": err.Error()})
+		_ = m.kc.PostEvent(ctx, kube.RefOf(obj), abi.EventRequest{Type: "Warning", Reason: "LoadFailed", Message: msg})
 		return
 	}
 	m.loaded[name] = loadedModule{source: source, digest: digest, generation: obj.GetGeneration()}

@@ -316,6 +316,11 @@ func TestModuleResources(t *testing.T) {
 	setSource(repo + ":missing")
 	waitFor(t, "error reported", func() bool { return statusOf("error") != "" })
 	t.Logf("status.error: %s", statusOf("error"))
+	waitFor(t, "a Warning Event about the Module", func() bool {
+		events, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace("default").
+			List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=reload,reason=LoadFailed"})
+		return err == nil && len(events.Items) > 0
+	})
 	e.create("third")
 	e.has("third", "create_fn", "v2")
 
