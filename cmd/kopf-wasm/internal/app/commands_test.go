@@ -52,7 +52,7 @@ func TestInvoke(t *testing.T) {
 
 func TestBuild(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go on PATH")
+		t.Fatal("no go on PATH: this test builds a module; install Go")
 	}
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
@@ -81,7 +81,7 @@ func TestInit(t *testing.T) {
 		t.Skip("builds a new module (slow)")
 	}
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go on PATH")
+		t.Fatal("no go on PATH: this test builds a module; install Go")
 	}
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
