@@ -30,7 +30,10 @@ func (e *ActivityError) Unwrap() error { return e.Err }
 // are retried after their delay, arbitrary ones per the errors mode. A
 // handler that fails for good is returned as an *ActivityError.
 func (o *Operator) runActivities(ctx context.Context, kind abi.HandlerKind) error {
-	for _, h := range o.registry.Activities(kind) {
+	o.mu.RLock()
+	handlers := o.registry.Activities(kind)
+	o.mu.RUnlock()
+	for _, h := range handlers {
 		if err := o.runActivity(ctx, h); err != nil {
 			return err
 		}
@@ -48,7 +51,13 @@ func (o *Operator) runActivity(ctx context.Context, h *registry.Handler) error {
 		if !failed {
 			req := &abi.Request{Handler: h.ID(), Kind: h.Kind(), Activity: h.Kind(), Retry: rec.Retries,
 				Started: rec.Started, Runtime: rec.Runtime(now).Seconds(), Param: h.Spec.Options.Param}
-			resp, err := o.modules[h.Module].Handle(ctx, req, &guestHost{kube: o.kube, posting: o.opts.Settings.Posting})
+			o.mu.RLock()
+			mod := o.modules[h.Module] // a swap may have replaced it since
+			o.mu.RUnlock()
+			if mod == nil {
+				return nil // unloaded meanwhile: nothing left to run
+			}
+			resp, err := mod.Handle(ctx, req, &guestHost{kube: o.kube, posting: o.opts.Settings.Posting})
 			if err != nil && ctx.Err() != nil {
 				return ctx.Err()
 			}

@@ -27,9 +27,9 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	}
 	obj, ok := s.watch.Get(key.namespace, key.name)
 	if !ok {
-		o.runEventHandlers(ctx, s.res, o.mem.drainEvents(key), nil)
+		events := o.mem.take(key) // gone: deleted and released
 		o.spawner.Forget(spawning.Key{Resource: key.resource, Namespace: key.namespace, Name: key.name})
-		o.mem.forget(key) // gone: deleted and released
+		o.runEventHandlers(ctx, s.res, events, nil)
 		return
 	}
 	now := time.Now()
@@ -88,6 +88,9 @@ type outcome struct {
 func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured, events []kube.Event) (outcome, error) {
 	body := obj.Object
 	ref := res.ResourceRef
+	// Event handlers see their events first, whatever happens next.
+	patch := persistence.NewPatch(res.Status)
+	o.runEventHandlers(ctx, res, events, patch)
 	storage := o.storageFor(res)
 	old, err := storage.FetchDiffBase(body)
 	if err != nil {
@@ -100,8 +103,7 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		Initial: mem.initial && !mem.handledOnce,
 	})
 	c := &cyc{o: o, ctx: ctx, res: res, key: key, obj: obj, cause: &cause, memo: mem.memo, storage: storage,
-		patch: persistence.NewPatch(res.Status), when: o.when(ctx, obj, mem.memo)}
-	o.runEventHandlers(ctx, res, events, c.patch)
+		patch: patch, when: o.when(ctx, obj, mem.memo)}
 	if err := c.run(); err != nil {
 		return outcome{}, err
 	}
@@ -125,7 +127,7 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 			m.handledOnce = true
 		}
 	})
-	return outcome{patched: rv, delay: c.delay}, nil
+	return outcome{patched: rv, delay: c.delay, again: c.again}, nil
 }
 
 // cyc is the state of one processing cycle of one object.
@@ -142,6 +144,7 @@ type cyc struct {
 	when    registry.WhenFunc
 
 	delay       time.Duration
+	again       bool // a handler is due again at once
 	handledOnce bool
 	running     int // timers and daemons still running on a deleted object
 }
@@ -259,7 +262,9 @@ func (c *cyc) finalizer() error {
 func (c *cyc) conclude(state *persistence.State, owned []string) error {
 	now := time.Now()
 	if !state.Done() {
-		c.delay, _ = state.Delay(now)
+		var due bool
+		c.delay, due = state.Delay(now)
+		c.again = due && c.delay <= 0
 		return state.Store(c.patch)
 	}
 	n := state.Counts()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
@@ -78,5 +79,43 @@ func hasVersion(t *testing.T, c *cluster, name, id, want string) func() error {
 			return fmt.Errorf("status.%s.version of %s is %q, want %q", id, name, got, want)
 		}
 		return nil
+	}
+}
+
+// TestSwapDropsResource swaps between a module set that serves a resource
+// and one that serves none, while objects of it are created without pause:
+// the watch that a swap drops stops without waiting for the event handlers
+// that wait for the swap (a deadlock once), and every swap returns.
+func TestSwapDropsResource(t *testing.T) {
+	c := startCluster(t)
+	createNamespace(t, c, "dl")
+	rt := newRuntime(t)
+	kc := newKube(t, c)
+	op := run(t, kc, newOperator(t, kc, "dl", testSettings(), load(t, rt, "reload", "testguests/reloadv1")))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+				"metadata": map[string]any{"name": fmt.Sprintf("o-%d", i)}, "spec": map[string]any{}}}
+			_, _ = c.dyn.Resource(kopfexamples).Namespace("dl").Create(ctx, obj, metav1.CreateOptions{})
+		}
+	}()
+	for i := range 8 {
+		time.Sleep(300 * time.Millisecond)
+		var mods []*wasmrt.Module
+		if i%2 == 1 {
+			mods = []*wasmrt.Module{load(t, rt, "reload", "testguests/reloadv1")}
+		}
+		done := make(chan error, 1)
+		go func() { done <- op.Swap(context.Background(), mods) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("swap %d to %d modules did not return within 20s", i, len(mods))
+		}
 	}
 }

@@ -68,11 +68,18 @@ func (ms *memories) get(key objectKey) memory {
 	return out
 }
 
-// forget drops key's memory: the object is gone.
-func (ms *memories) forget(key objectKey) {
+// take drops key's memory (the object is gone) and returns the events
+// still waiting for its event handlers, in one step, so that an event of a
+// new object of the same name that arrives meanwhile is not lost with it.
+func (ms *memories) take(key objectKey) []kube.Event {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
+	var events []kube.Event
+	if m, ok := ms.m[key]; ok {
+		events = m.events
+	}
 	delete(ms.m, key)
+	return events
 }
 
 // observe updates key's memory for a watch event: it marks objects of the

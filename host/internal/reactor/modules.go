@@ -103,17 +103,22 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 			o.served[key] = s
 			if o.runCtx != nil {
 				if err := o.watch(o.runCtx, key, s); err != nil {
-					o.log.Error(err.Error())
+					o.log.Error(err.Error()) // not served; a later swap tries again
+					delete(o.served, key)
+					continue
 				}
 			}
 			started = append(started, key)
 		}
 	}
+	// Dropped watches stop after the lock is released: stopping waits for
+	// their event handlers, which wait for the lock.
+	var dropped []*kube.Watch
 	for key, s := range o.served {
 		if !wanted[key] {
 			delete(o.served, key)
 			if s.watch != nil {
-				s.watch.Stop()
+				dropped = append(dropped, s.watch)
 			}
 		}
 	}
@@ -126,6 +131,9 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 	o.spawner.Reload(modules, changed)
 	keys := o.mem.resumeAll()
 	o.mu.Unlock()
+	for _, w := range dropped {
+		w.Stop()
+	}
 
 	o.log.Info("modules swapped", "modules", slices.Sorted(maps.Keys(modules)), "changed", changed, "new resources", started)
 	for _, key := range keys {

@@ -173,8 +173,16 @@ func (o *Operator) Run(ctx context.Context) error {
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.CleanupTimeout)
 	o.spawner.Shutdown(stopCtx)
 	cancel()
+	o.mu.RLock()
+	var watches []*kube.Watch
 	for _, s := range o.served {
-		s.watch.Stop()
+		if s.watch != nil {
+			watches = append(watches, s.watch)
+		}
+	}
+	o.mu.RUnlock()
+	for _, w := range watches {
+		w.Stop()
 	}
 	return nil
 }

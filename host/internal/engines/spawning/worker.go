@@ -63,7 +63,9 @@ func (w *worker) sleep(d time.Duration) bool {
 // spawn starts a worker for handler h on object o; s.mu is held.
 func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 	w := &worker{handler: h, stopping: make(chan struct{})}
-	w.hard, w.cancel = context.WithCancel(ctx)
+	// Not cancelled with the operator's run: at exit, Shutdown asks the
+	// worker to stop first and terminates it only when it does not.
+	w.hard, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	o.workers[h.ID()] = w
 	s.wg.Add(1)
 	go func() {
@@ -105,10 +107,13 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 		if s.opts.ObserveTimer != nil {
 			s.opts.ObserveTimer(w.handler.ID(), started.Sub(due), time.Since(started))
 		}
-		if interval == 0 && idle == 0 && step.Err == nil {
-			return true
+		if interval == 0 && idle == 0 && (step.Err == nil || step.Finished) {
+			return true // a timer without interval or idle runs once
 		}
 		next := interval
+		if interval == 0 {
+			next = idle // idle alone: at most once per idle period
+		}
 		if opts.Sharp && interval > 0 {
 			next = interval - time.Since(started)%interval
 		}
