@@ -71,7 +71,7 @@ type object struct {
 	body    *unstructured.Unstructured
 	changed time.Time          // the last essential change, for idle
 	workers map[string]*worker // by handler id
-	done    map[string]bool    // daemons that finished: never again in this process
+	done    map[string]string  // daemons that finished, with their module: never again in this process
 }
 
 // New returns a spawner.
@@ -105,7 +105,7 @@ func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstru
 		if len(handlers) == 0 {
 			return
 		}
-		o = &object{key: key, workers: map[string]*worker{}, done: map[string]bool{}, changed: time.Now()}
+		o = &object{key: key, workers: map[string]*worker{}, done: map[string]string{}, changed: time.Now()}
 		s.objects[key] = o
 	}
 	o.body = body
@@ -115,7 +115,7 @@ func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstru
 	want := map[string]bool{}
 	for _, h := range handlers {
 		want[h.ID()] = true
-		if o.workers[h.ID()] == nil && !o.done[h.ID()] {
+		if _, finished := o.done[h.ID()]; o.workers[h.ID()] == nil && !finished {
 			s.spawn(ctx, o, h)
 		}
 	}
@@ -217,7 +217,7 @@ func (s *Spawner) finished(o *object, w *worker, forever bool) {
 		delete(o.workers, w.handler.ID())
 	}
 	if forever && o.done != nil {
-		o.done[w.handler.ID()] = true
+		o.done[w.handler.ID()] = w.handler.Module
 	}
 	if len(o.workers) == 0 && o.done == nil { // forgotten: the object is gone
 		delete(s.objects, o.key)
@@ -232,7 +232,7 @@ func (s *Spawner) finished(o *object, w *worker, forever bool) {
 
 // Reload switches to a new set of modules: workers of the modules named in
 // changed stop (reloading) and start again on the new version in their
-// objects' next cycles; daemons that ended for good may run again.
+// objects' next cycles; their daemons that ended for good may run again.
 func (s *Spawner) Reload(modules map[string]*wasmrt.Module, changed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -252,8 +252,10 @@ func (s *Spawner) Reload(modules map[string]*wasmrt.Module, changed []string) {
 				w.requestStop(ReasonReloading)
 			}
 		}
-		for id := range o.done {
-			delete(o.done, id)
+		for id, module := range o.done {
+			if reloaded[module] {
+				delete(o.done, id) // a new version may run it again
+			}
 		}
 	}
 }
