@@ -24,11 +24,17 @@
 // # What is served today
 //
 // What the operator (host/internal/reactor) serves: create, update, delete,
-// resume, field and event handlers, and startup and cleanup activities.
-// Modules may declare the other kinds of ABI v1 (timers, daemons, indices,
-// webhooks, probes); they load, and [Invoke] calls them, but [Run] does not
-// schedule them yet. Peering is not implemented: every host runs as Kopf's
-// --standalone does.
+// resume, field and event handlers, timers and daemons, and startup and
+// cleanup activities. Modules may declare the other kinds of ABI v1
+// (indices, webhooks, probes); they load, and [Invoke] calls them, but [Run]
+// does not serve them yet. Peering is not implemented: every host runs as
+// Kopf's --standalone does.
+//
+// While it runs, [Run] reloads module files that change and modules whose
+// OCI tag moves, and (with [Options.ModuleResources]) the modules that
+// Module resources name: a new version is loaded in the background and
+// swapped in between processing cycles; one that does not load leaves the
+// old one serving.
 //
 // # Layers
 //
