@@ -172,26 +172,33 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // build builds the kopfexample module and the kopf-wasm operator unless
 // prebuilt ones were given.
 func (o *benchOptions) build(ctx context.Context, root string, progress func(string, ...any)) error {
-	if o.WasmModule == "" {
-		o.WasmModule = filepath.Join(o.WorkDir, "kopfexample.wasm")
-		progress("building %s", o.WasmModule)
-		cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-o", o.WasmModule, "./kopfexample")
+	return buildOperator(ctx, root, o.WorkDir, "kopfexample", &o.WasmModule, &o.WasmOperator, progress)
+}
+
+// buildOperator builds the module pkg of the examples module into workDir
+// (unless *module names a prebuilt one) and the benchmark's kopf-wasm
+// operator (unless *operator does), and checks that both exist.
+func buildOperator(ctx context.Context, root, workDir, pkg string, module, operator *string, progress func(string, ...any)) error {
+	if *module == "" {
+		*module = filepath.Join(workDir, filepath.Base(pkg)+".wasm")
+		progress("building %s", *module)
+		cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-o", *module, "./"+pkg)
 		cmd.Dir = filepath.Join(root, "examples")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the kopfexample module: %w\n%s", err, out)
+			return fmt.Errorf("building the %s module: %w\n%s", filepath.Base(pkg), err, out)
 		}
 	}
-	if o.WasmOperator == "" {
-		o.WasmOperator = filepath.Join(o.WorkDir, "benchoperator")
-		progress("building %s", o.WasmOperator)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.WasmOperator, "./host/internal/cmd/benchoperator")
+	if *operator == "" {
+		*operator = filepath.Join(workDir, "benchoperator")
+		progress("building %s", *operator)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", *operator, "./host/internal/cmd/benchoperator")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building the kopf-wasm operator: %w\n%s", err, out)
 		}
 	}
-	for _, p := range []string{o.WasmModule, o.WasmOperator} {
+	for _, p := range []string{*module, *operator} {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("prebuilt file: %w", err)
 		}

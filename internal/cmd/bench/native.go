@@ -7,10 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"runtime/pprof"
-	"syscall"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/profiling"
 )
 
 // operatorCommand is the hidden subcommand that runs the native contender.
@@ -70,7 +68,7 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if o.cpuProfile != "" {
-		stopProfile, err := profileOnSignal(o.cpuProfile)
+		stopProfile, err := profiling.OnSignal(o.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -177,32 +175,4 @@ func statusChange(obj *unstructured.Unstructured) bool {
 	_ = unstructured.SetNestedField(obj.Object, map[string]any{"message": message}, "status", field)
 	_ = unstructured.SetNestedField(obj.Object, gen, "status", "observedGeneration")
 	return true
-}
-
-// profileOnSignal writes a CPU profile to path from the first SIGUSR1 on
-// (the benchmark sends it when its phases begin, so that start-up is left
-// out) until the returned function is called.
-func profileOnSignal(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", "operator: cpu profile", err)
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR1)
-	started := make(chan bool, 1)
-	go func() {
-		<-sig
-		started <- pprof.StartCPUProfile(f) == nil
-	}()
-	return func() {
-		signal.Stop(sig)
-		select {
-		case sig <- syscall.SIGUSR1: // not started yet: nothing to stop
-		default:
-		}
-		if <-started {
-			pprof.StopCPUProfile()
-		}
-		_ = f.Close()
-	}, nil
 }

@@ -29,7 +29,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -362,31 +361,7 @@ func runSpawning(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // build builds the spawnbench module and the operator unless given.
 func (o *spawningOptions) build(ctx context.Context, root string, progress func(string, ...any)) error {
-	if o.WasmModule == "" {
-		o.WasmModule = filepath.Join(o.WorkDir, "spawnbench.wasm")
-		progress("building %s", o.WasmModule)
-		cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-o", o.WasmModule, "./testguests/spawnbench")
-		cmd.Dir = filepath.Join(root, "examples")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the spawnbench module: %w\n%s", err, out)
-		}
-	}
-	if o.WasmOperator == "" {
-		o.WasmOperator = filepath.Join(o.WorkDir, "benchoperator")
-		progress("building %s", o.WasmOperator)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.WasmOperator, "./host/internal/cmd/benchoperator")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the kopf-wasm operator: %w\n%s", err, out)
-		}
-	}
-	for _, p := range []string{o.WasmModule, o.WasmOperator} {
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("prebuilt file: %w", err)
-		}
-	}
-	return nil
+	return buildOperator(ctx, root, o.WorkDir, "testguests/spawnbench", &o.WasmModule, &o.WasmOperator, progress)
 }
 
 // spawningBench runs the parts on one control plane.

@@ -25,7 +25,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +34,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/profiling"
 )
 
 func main() {
@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.cpuProfile != "" {
-		stopProfile, err := profileOnSignal(o.cpuProfile)
+		stopProfile, err := profiling.OnSignal(o.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -171,34 +171,6 @@ func freeOnSignal() (stop func()) {
 		}
 	}()
 	return func() { signal.Stop(sig); close(done) }
-}
-
-// profileOnSignal writes a CPU profile to path from the first SIGUSR1 on
-// (the benchmark sends it when its phases begin, so that start-up is left
-// out) until the returned function is called.
-func profileOnSignal(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", "cpu profile", err)
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR1)
-	started := make(chan bool, 1)
-	go func() {
-		<-sig
-		started <- pprof.StartCPUProfile(f) == nil
-	}()
-	return func() {
-		signal.Stop(sig)
-		select {
-		case sig <- syscall.SIGUSR1: // not started yet: nothing to stop
-		default:
-		}
-		if <-started {
-			pprof.StopCPUProfile()
-		}
-		_ = f.Close()
-	}, nil
 }
 
 // timerLog writes one line per timer run (the spawning benchmark reads it
