@@ -1,8 +1,8 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,26 +25,10 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // replace writes data to path the way build tools do: a new file renamed
 // over the old one.
@@ -125,18 +108,17 @@ func (e *reloadEnv) annotation(name, key string) string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s", what)
+	e2etest.Eventually(t, 30*time.Second, what, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("not yet")
+	})
 }
 
 // run runs the host until the test ends.
-func (e *reloadEnv) run(opts host.Options) *syncBuffer {
-	logs := &syncBuffer{}
+func (e *reloadEnv) run(opts host.Options) *e2etest.LogBuffer {
+	logs := &e2etest.LogBuffer{}
 	opts.Kubeconfig, opts.Namespaces = e.env.Kubeconfig, []string{"default"}
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -246,7 +228,7 @@ func TestReloadOCITag(t *testing.T) {
 	logSwaps(t, logs)
 }
 
-func logSwaps(t *testing.T, logs *syncBuffer) {
+func logSwaps(t *testing.T, logs *e2etest.LogBuffer) {
 	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, "module changed") || strings.Contains(line, "modules reloaded") {
 			t.Log(line)

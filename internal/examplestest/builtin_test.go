@@ -7,6 +7,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 // TestBuiltin: labelled ConfigMaps get their key count, again after a
@@ -23,17 +25,17 @@ func TestBuiltin(t *testing.T) {
 	keys := func(name, want string) func() error {
 		return hasString(t, configmaps, ns, name, want, "metadata", "annotations", "example.kopf.dev/keys")
 	}
-	eventually(t, 30*time.Second, "count", keys("counted", "2"))
+	e2etest.Eventually(t, 30*time.Second, "count", keys("counted", "2"))
 	mergePatch(t, configmaps, ns, "counted", `{"data":{"c":"3"}}`)
-	eventually(t, 30*time.Second, "recount", keys("counted", "3"))
+	e2etest.Eventually(t, 30*time.Second, "recount", keys("counted", "3"))
 	if err := keys("ignored", "<nil>")(); err != nil {
 		t.Errorf("an unlabelled ConfigMap was handled: %v", err)
 	}
 	if err := dyn.Resource(configmaps).Namespace(ns).Delete(context.Background(), "counted", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "deletion", logged(logs, "counted keys", "configmap deleted"))
-	eventually(t, 30*time.Second, "finalizer released", func() error {
+	e2etest.Eventually(t, 30*time.Second, "deletion", logged(logs, "counted keys", "configmap deleted"))
+	e2etest.Eventually(t, 30*time.Second, "finalizer released", func() error {
 		if obj := get(t, configmaps, ns, "counted"); obj != nil {
 			return fmt.Errorf("still there, finalizers %q", obj.GetFinalizers())
 		}

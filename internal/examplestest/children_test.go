@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 // TestChildren: the parent's status lists its children, and each child Pod
@@ -13,7 +15,7 @@ func TestChildren(t *testing.T) {
 	const ns = "ex-children"
 	logs := operator(t, ns, "01-children")
 	createObject(t, kopfexamples, ns, kex("family", map[string]any{"team": "a"}, map[string]any{"children": 3}))
-	eventually(t, 30*time.Second, "status", hasString(t, kopfexamples, ns, "family", "[family-0 family-1 family-2]",
+	e2etest.Eventually(t, 30*time.Second, "status", hasString(t, kopfexamples, ns, "family", "[family-0 family-1 family-2]",
 		"status", "create_children", "children"))
 	parent := get(t, kopfexamples, ns, "family")
 	want := []any{map[string]any{
@@ -33,5 +35,5 @@ func TestChildren(t *testing.T) {
 			t.Errorf("pod %s: labels %v; want the parent's team=a", name, pod.GetLabels())
 		}
 	}
-	eventually(t, 5*time.Second, "log", logged(logs, "child pod created", "family-2"))
+	e2etest.Eventually(t, 5*time.Second, "log", logged(logs, "child pod created", "family-2"))
 }

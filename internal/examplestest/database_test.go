@@ -8,6 +8,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 var (
@@ -28,7 +30,7 @@ func TestDatabase(t *testing.T) {
 		"metadata": map[string]any{"name": "orders"},
 		"spec":     map[string]any{"engine": "postgresql", "version": "16", "storage": "1Gi", "replicas": 2, "backupEnabled": true}})
 
-	eventually(t, 30*time.Second, "provisioning", hasString(t, databases, ns, "orders", "Provisioning", "status", "state"))
+	e2etest.Eventually(t, 30*time.Second, "provisioning", hasString(t, databases, ns, "orders", "Provisioning", "status", "state"))
 	db := get(t, databases, ns, "orders")
 	owner := []any{map[string]any{"apiVersion": "demo.kopf.dev/v1", "kind": "Database", "name": "orders",
 		"uid": string(db.GetUID()), "controller": true, "blockOwnerDeletion": true}}
@@ -46,7 +48,7 @@ func TestDatabase(t *testing.T) {
 	owned("statefulsets", "orders-db")
 	owned("services", "orders")
 	owned("persistentvolumeclaims", "orders-data")
-	eventually(t, 30*time.Second, "backup cronjob", hasString(t, cronjobs, ns, "orders-backup", "0 2 * * *", "spec", "schedule"))
+	e2etest.Eventually(t, 30*time.Second, "backup cronjob", hasString(t, cronjobs, ns, "orders-backup", "0 2 * * *", "spec", "schedule"))
 	owned("cronjobs", "orders-backup")
 	if err := hasString(t, statefulsets, ns, "orders-db", "2", "spec", "replicas")(); err != nil {
 		t.Error(err)
@@ -62,12 +64,12 @@ func TestDatabase(t *testing.T) {
 
 	// Update: scale.
 	mergePatch(t, databases, ns, "orders", `{"spec":{"replicas":3}}`)
-	eventually(t, 30*time.Second, "scaled", hasString(t, statefulsets, ns, "orders-db", "3", "spec", "replicas"))
-	eventually(t, 30*time.Second, "status.replicas", hasString(t, databases, ns, "orders", "3", "status", "replicas"))
+	e2etest.Eventually(t, 30*time.Second, "scaled", hasString(t, statefulsets, ns, "orders-db", "3", "spec", "replicas"))
+	e2etest.Eventually(t, 30*time.Second, "status.replicas", hasString(t, databases, ns, "orders", "3", "status", "replicas"))
 
 	// Field: backups off.
 	mergePatch(t, databases, ns, "orders", `{"spec":{"backupEnabled":false}}`)
-	eventually(t, 30*time.Second, "cronjob deleted", func() error {
+	e2etest.Eventually(t, 30*time.Second, "cronjob deleted", func() error {
 		if get(t, cronjobs, ns, "orders-backup") != nil {
 			return fmt.Errorf("orders-backup still exists")
 		}
@@ -78,14 +80,14 @@ func TestDatabase(t *testing.T) {
 	if err := dyn.Resource(services).Namespace(ns).Delete(context.Background(), "orders", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "service recreated", func() error {
+	e2etest.Eventually(t, 30*time.Second, "service recreated", func() error {
 		if get(t, services, ns, "orders") == nil {
 			return fmt.Errorf("no service orders")
 		}
 		return nil
 	})
 	owned("services", "orders")
-	eventually(t, 30*time.Second, "conditions", func() error {
+	e2etest.Eventually(t, 30*time.Second, "conditions", func() error {
 		conds, _ := get(t, databases, ns, "orders").Object["status"].(map[string]any)["conditions"].([]any)
 		// Recreated on the tick that repaired it, Present after.
 		want := []any{
@@ -100,6 +102,6 @@ func TestDatabase(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, 5*time.Second, "logs", logged(logs, "database provisioning started", "msg=scaled",
+	e2etest.Eventually(t, 5*time.Second, "logs", logged(logs, "database provisioning started", "msg=scaled",
 		"backups enabled", "backups disabled", "service was missing: recreated"))
 }

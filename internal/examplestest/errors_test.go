@@ -3,6 +3,8 @@ package examplestest
 import (
 	"testing"
 	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 // TestErrors checks what each kind of error leads to, and the two bad
@@ -14,7 +16,7 @@ func TestErrors(t *testing.T) {
 		createObject(t, kopfexamples, ns, kex(m, map[string]any{"mode": m}, map[string]any{}))
 	}
 	start := time.Now()
-	eventually(t, 30*time.Second, "temporary", hasString(t, kopfexamples, ns, "temporary", "succeeded at retry 2", "status", "temporary", "message"))
+	e2etest.Eventually(t, 30*time.Second, "temporary", hasString(t, kopfexamples, ns, "temporary", "succeeded at retry 2", "status", "temporary", "message"))
 	if elapsed := time.Since(start); elapsed < 2*time.Second {
 		t.Errorf("two retries with a 1s delay took only %s", elapsed)
 	}
@@ -26,9 +28,9 @@ func TestErrors(t *testing.T) {
 		{"forbidden", `forbidden by the host: module "errors" did not declare the permission to create secrets`},
 	}
 	for _, tt := range tests {
-		eventually(t, 30*time.Second, tt.name+" event", hasEvent(ns, tt.name, tt.event))
+		e2etest.Eventually(t, 30*time.Second, tt.name+" event", hasEvent(ns, tt.name, tt.event))
 	}
-	eventually(t, 5*time.Second, "logs", logged(logs, "the cluster does not serve it", "refused"))
+	e2etest.Eventually(t, 5*time.Second, "logs", logged(logs, "the cluster does not serve it", "refused"))
 	if got := get(t, kopfexamples, ns, "permanent").Object["status"]; got != nil {
 		if st, _ := got.(map[string]any); st["permanent"] != nil {
 			t.Errorf("a permanently failed handler stored a result: %v", st)

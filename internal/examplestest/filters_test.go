@@ -3,6 +3,8 @@ package examplestest
 import (
 	"testing"
 	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 // TestFieldsFilters: each handler runs for the objects and changes its
@@ -25,16 +27,16 @@ func TestFieldsFilters(t *testing.T) {
 		{"gold", "named", "short name"},
 		{"gold", "resized/spec.size", "none -> small"},
 	} {
-		eventually(t, 30*time.Second, c.name+"/"+c.id, status(c.name, c.id, c.want))
+		e2etest.Eventually(t, 30*time.Second, c.name+"/"+c.id, status(c.name, c.id, c.want))
 	}
 	mergePatch(t, kopfexamples, ns, "gold", `{"spec":{"size":"large"}}`)
-	eventually(t, 30*time.Second, "resized", status("gold", "resized/spec.size", "small -> large"))
-	eventually(t, 30*time.Second, "large", status("gold", "large/spec.size", "now large"))
-	eventually(t, 5*time.Second, "logs", logged(logs, "size changed", "became large"))
+	e2etest.Eventually(t, 30*time.Second, "resized", status("gold", "resized/spec.size", "small -> large"))
+	e2etest.Eventually(t, 30*time.Second, "large", status("gold", "large/spec.size", "now large"))
+	e2etest.Eventually(t, 5*time.Second, "logs", logged(logs, "size changed", "became large"))
 
 	// The filtered-out objects: after the operator has seen them (the
 	// named handler of slvr, created last, ran), none of the others did.
-	eventually(t, 30*time.Second, "slvr", status("slvr", "named", "short name"))
+	e2etest.Eventually(t, 30*time.Second, "slvr", status("slvr", "named", "short name"))
 	for _, c := range []struct{ name, id string }{
 		{"paused-gold", "gold"}, {"paused-gold", "named"}, {"paused-gold", "teamed"}, {"paused-gold", "large/spec.size"},
 		{"slvr", "gold"}, {"slvr", "teamed"}, {"slvr", "resized/spec.size"},

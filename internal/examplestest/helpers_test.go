@@ -1,14 +1,12 @@
 package examplestest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
@@ -72,34 +71,16 @@ var (
 	configmaps   = gvr("", "v1", "configmaps")
 )
 
-// logBuffer collects the operator's logs, safely for its goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // operator runs the example pkg (a package path in the examples module)
 // in a new namespace ns until the test ends, with short retry backoffs, and
 // returns its logs.
-func operator(t *testing.T, ns, pkg string) *logBuffer {
+func operator(t *testing.T, ns, pkg string) *e2etest.LogBuffer {
 	t.Helper()
 	createObject(t, gvr("", "v1", "namespaces"), "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
 	s := settings.Default()
 	s.Execution.DefaultBackoff = time.Second
-	logs := &logBuffer{}
+	logs := &e2etest.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -167,20 +148,6 @@ func mergePatch(t *testing.T, res schema.GroupVersionResource, ns, name, patch s
 	}
 }
 
-// eventually polls cond until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s: %v", what, timeout, err)
-}
-
 // hasString is a condition: the object's string field at path equals want.
 func hasString(t *testing.T, res schema.GroupVersionResource, ns, name, want string, path ...string) func() error {
 	return func() error {
@@ -196,7 +163,7 @@ func hasString(t *testing.T, res schema.GroupVersionResource, ns, name, want str
 }
 
 // logged is a condition: the logs contain every text.
-func logged(logs *logBuffer, texts ...string) func() error {
+func logged(logs *e2etest.LogBuffer, texts ...string) func() error {
 	return func() error {
 		s := logs.String()
 		for _, text := range texts {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kopf-wasm/kopf-wasm/host"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
@@ -45,13 +46,13 @@ func TestTimers(t *testing.T) {
 	if n := number(get(t, kopfexamples, ns, "beating"), "status", "settled", "spec", "step"); n >= 0 {
 		t.Errorf("the idle timer ran while the object kept changing (saw step %d)", n)
 	}
-	eventually(t, 30*time.Second, "heartbeats", func() error {
+	e2etest.Eventually(t, 30*time.Second, "heartbeats", func() error {
 		if n := number(get(t, kopfexamples, ns, "beating"), "status", "heartbeat", "beats"); n < 3 {
 			return fmt.Errorf("%d beats", n)
 		}
 		return nil
 	})
-	eventually(t, 30*time.Second, "settled", func() error {
+	e2etest.Eventually(t, 30*time.Second, "settled", func() error {
 		if n := number(get(t, kopfexamples, ns, "beating"), "status", "settled", "spec", "step"); n != 4 {
 			return fmt.Errorf("status.settled.spec.step is %d, want 4", n)
 		}
@@ -65,7 +66,7 @@ func TestDaemons(t *testing.T) {
 	const ns = "ex-daemons"
 	logs := operator(t, ns, "08-daemons")
 	createObject(t, kopfexamples, ns, kex("watched", nil, map[string]any{}))
-	eventually(t, 30*time.Second, "beats", func() error {
+	e2etest.Eventually(t, 30*time.Second, "beats", func() error {
 		if n := number(get(t, kopfexamples, ns, "watched"), "status", "monitor", "beats"); n < 3 {
 			return fmt.Errorf("%d beats", n)
 		}
@@ -74,8 +75,8 @@ func TestDaemons(t *testing.T) {
 	if err := dyn.Resource(kopfexamples).Namespace(ns).Delete(context.Background(), "watched", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "stopped", logged(logs, "monitor stopped", "reason=deleted"))
-	eventually(t, 30*time.Second, "released", func() error {
+	e2etest.Eventually(t, 30*time.Second, "stopped", logged(logs, "monitor stopped", "reason=deleted"))
+	e2etest.Eventually(t, 30*time.Second, "released", func() error {
 		if get(t, kopfexamples, ns, "watched") != nil {
 			return fmt.Errorf("still there")
 		}
@@ -88,7 +89,7 @@ func TestDaemons(t *testing.T) {
 func TestActivities(t *testing.T) {
 	const ns = "ex-activities"
 	createObject(t, gvr("", "v1", "namespaces"), "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
-	logs := &logBuffer{}
+	logs := &e2etest.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -99,9 +100,9 @@ func TestActivities(t *testing.T) {
 	stamp := func(key string) func() error {
 		return hasStringSet(t, ns, key)
 	}
-	eventually(t, 30*time.Second, "startup", stamp("started"))
+	e2etest.Eventually(t, 30*time.Second, "startup", stamp("started"))
 	createObject(t, kopfexamples, ns, kex("served", nil, map[string]any{}))
-	eventually(t, 30*time.Second, "served", hasString(t, kopfexamples, ns, "served", "created", "status", "create_fn", "message"))
+	e2etest.Eventually(t, 30*time.Second, "served", hasString(t, kopfexamples, ns, "served", "created", "status", "create_fn", "message"))
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

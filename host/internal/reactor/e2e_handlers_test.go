@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 // testSettings are the defaults with short delays, so that retries after
@@ -35,7 +36,7 @@ func TestHandlers(t *testing.T) {
 	t.Run("temporary error is retried after its delay", func(t *testing.T) {
 		start := time.Now()
 		createExample(t, c, "h-errors", "temporary", map[string]any{"create": "temporary", "times": 2, "delay": 1})
-		eventually(t, 30*time.Second, "created", hasMessage(t, c, "h-errors", "temporary", "create_fn", "created"))
+		e2etest.Eventually(t, 30*time.Second, "created", hasMessage(t, c, "h-errors", "temporary", "create_fn", "created"))
 		obj := get(t, c, "h-errors", "temporary")
 		retry, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "create_fn", "retry")
 		if fmt.Sprint(retry) != "2" {
@@ -52,7 +53,7 @@ func TestHandlers(t *testing.T) {
 
 	t.Run("permanent error is not retried", func(t *testing.T) {
 		createExample(t, c, "h-errors", "permanent", map[string]any{"create": "permanent"})
-		eventually(t, 20*time.Second, "warning event", hasEvent(t, c, "h-errors", "permanent", "cannot ever work"))
+		e2etest.Eventually(t, 20*time.Second, "warning event", hasEvent(t, c, "h-errors", "permanent", "cannot ever work"))
 		time.Sleep(1500 * time.Millisecond)
 		obj := get(t, c, "h-errors", "permanent")
 		if msg := statusMessage(obj, "create_fn"); msg != "" {
@@ -66,32 +67,32 @@ func TestHandlers(t *testing.T) {
 
 	t.Run("arbitrary error is retried after the backoff", func(t *testing.T) {
 		createExample(t, c, "h-errors", "arbitrary", map[string]any{"create": "arbitrary"})
-		eventually(t, 20*time.Second, "three attempts", func() error {
+		e2etest.Eventually(t, 20*time.Second, "three attempts", func() error {
 			if runs := get(t, c, "h-errors", "arbitrary").GetAnnotations()["create-runs"]; runs < "3" {
 				return fmt.Errorf("%q attempts so far", runs)
 			}
 			return nil
 		})
-		eventually(t, 5*time.Second, "warning event", hasEvent(t, c, "h-errors", "arbitrary", "something unexpected"))
+		e2etest.Eventually(t, 5*time.Second, "warning event", hasEvent(t, c, "h-errors", "arbitrary", "something unexpected"))
 	})
 
 	t.Run("retries limit fails the handler", func(t *testing.T) {
 		createExampleWith(t, c, "h-errors", "limited", map[string]string{"mode": "limited"}, map[string]any{})
-		eventually(t, 20*time.Second, "created", hasMessage(t, c, "h-errors", "limited", "create_fn", "created"))
-		eventually(t, 20*time.Second, "retries exceeded", hasEvent(t, c, "h-errors", "limited", "limited_fn"))
-		eventually(t, 20*time.Second, "cause done", func() error {
+		e2etest.Eventually(t, 20*time.Second, "created", hasMessage(t, c, "h-errors", "limited", "create_fn", "created"))
+		e2etest.Eventually(t, 20*time.Second, "retries exceeded", hasEvent(t, c, "h-errors", "limited", "limited_fn"))
+		e2etest.Eventually(t, 20*time.Second, "cause done", func() error {
 			return progressLeft(get(t, c, "h-errors", "limited"))
 		})
 	})
 
 	t.Run("field handler sees old and new values", func(t *testing.T) {
 		createExample(t, c, "h-field", "f", map[string]any{"field": "a"})
-		eventually(t, 20*time.Second, "created", hasMessage(t, c, "h-field", "f", "create_fn", "created"))
-		eventually(t, 5*time.Second, "field on create", hasField(t, c, "h-field", "f", nil, "a"))
+		e2etest.Eventually(t, 20*time.Second, "created", hasMessage(t, c, "h-field", "f", "create_fn", "created"))
+		e2etest.Eventually(t, 5*time.Second, "field on create", hasField(t, c, "h-field", "f", nil, "a"))
 		patchSpec(t, c, "h-field", "f", `{"spec":{"field":"b"}}`)
-		eventually(t, 20*time.Second, "field changed", hasField(t, c, "h-field", "f", "a", "b"))
+		e2etest.Eventually(t, 20*time.Second, "field changed", hasField(t, c, "h-field", "f", "a", "b"))
 		patchSpec(t, c, "h-field", "f", `{"spec":{"other":"x"}}`)
-		eventually(t, 20*time.Second, "update", hasMessage(t, c, "h-field", "f", "update_fn", "updated"))
+		e2etest.Eventually(t, 20*time.Second, "update", hasMessage(t, c, "h-field", "f", "update_fn", "updated"))
 		if err := hasField(t, c, "h-field", "f", "a", "b")(); err != nil {
 			t.Errorf("the field handler ran on a change of another field: %v", err)
 		}
@@ -100,8 +101,8 @@ func TestHandlers(t *testing.T) {
 	t.Run("label filters", func(t *testing.T) {
 		createExampleWith(t, c, "h-filters", "with", map[string]string{"mode": "labelled"}, map[string]any{})
 		createExampleWith(t, c, "h-filters", "without", map[string]string{"mode": "other"}, map[string]any{})
-		eventually(t, 20*time.Second, "labelled", hasMessage(t, c, "h-filters", "with", "labelled_fn", "labelled"))
-		eventually(t, 20*time.Second, "created", hasMessage(t, c, "h-filters", "without", "create_fn", "created"))
+		e2etest.Eventually(t, 20*time.Second, "labelled", hasMessage(t, c, "h-filters", "with", "labelled_fn", "labelled"))
+		e2etest.Eventually(t, 20*time.Second, "created", hasMessage(t, c, "h-filters", "without", "create_fn", "created"))
 		if msg := statusMessage(get(t, c, "h-filters", "without"), "labelled_fn"); msg != "" {
 			t.Errorf("a handler ran on an object its label filter excludes: %q", msg)
 		}
@@ -117,7 +118,7 @@ func TestHandlers(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := map[string]string{"configmaps": "configmap_fn", "namespaces": "namespace_fn"}[o.resource]
-			eventually(t, 20*time.Second, o.resource, func() error {
+			e2etest.Eventually(t, 20*time.Second, o.resource, func() error {
 				got, err := c.dyn.Resource(gvr).Namespace(o.ns).Get(context.Background(), o.name, metav1.GetOptions{})
 				if err != nil {
 					return err
@@ -137,7 +138,7 @@ func TestHandlers(t *testing.T) {
 
 	t.Run("a conflicting write is retried from fresh state", func(t *testing.T) {
 		createExample(t, c, "h-conflict", "c", map[string]any{"create": "conflict"})
-		eventually(t, 30*time.Second, "created", hasMessage(t, c, "h-conflict", "c", "create_fn", "created"))
+		e2etest.Eventually(t, 30*time.Second, "created", hasMessage(t, c, "h-conflict", "c", "create_fn", "created"))
 		obj := get(t, c, "h-conflict", "c")
 		if obj.GetLabels()["touched"] != "yes" {
 			t.Errorf("the other writer's change is lost: labels %v", obj.GetLabels())
@@ -151,8 +152,8 @@ func TestHandlers(t *testing.T) {
 		createExample(t, c, "h-loop", "loop", map[string]any{"create": "loop"})
 		time.Sleep(200 * time.Millisecond)
 		createExample(t, c, "h-loop", "fine", map[string]any{})
-		eventually(t, 10*time.Second, "the other object", hasMessage(t, c, "h-loop", "fine", "create_fn", "created"))
-		eventually(t, 30*time.Second, "timeout reported", hasEvent(t, c, "h-loop", "loop", "timeout"))
+		e2etest.Eventually(t, 10*time.Second, "the other object", hasMessage(t, c, "h-loop", "fine", "create_fn", "created"))
+		e2etest.Eventually(t, 30*time.Second, "timeout reported", hasEvent(t, c, "h-loop", "loop", "timeout"))
 		if msg := statusMessage(get(t, c, "h-loop", "loop"), "create_fn"); msg != "" {
 			t.Errorf("the looping handler stored a result: %q", msg)
 		}

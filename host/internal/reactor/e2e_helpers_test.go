@@ -156,20 +156,6 @@ func createExample(t *testing.T, c *cluster, ns, name string, spec map[string]an
 	}
 }
 
-// eventually polls cond until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s: %v", what, timeout, err)
-}
-
 // get reads an example object; nil when it does not exist.
 func get(t *testing.T, c *cluster, ns, name string) *unstructured.Unstructured {
 	t.Helper()

@@ -17,6 +17,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
@@ -102,9 +103,9 @@ func TestRestart(t *testing.T) {
 	createExample(t, c, "r", "idle", map[string]any{})
 
 	first := startProcess(t, c, "r")
-	eventually(t, 30*time.Second, "done created", hasMessage(t, c, "r", "done", "create_fn", "created"))
-	eventually(t, 30*time.Second, "idle created", hasMessage(t, c, "r", "idle", "create_fn", "created"))
-	eventually(t, 30*time.Second, "slow attempted", func() error {
+	e2etest.Eventually(t, 30*time.Second, "done created", hasMessage(t, c, "r", "done", "create_fn", "created"))
+	e2etest.Eventually(t, 30*time.Second, "idle created", hasMessage(t, c, "r", "idle", "create_fn", "created"))
+	e2etest.Eventually(t, 30*time.Second, "slow attempted", func() error {
 		progress := get(t, c, "r", "slow").GetAnnotations()["kopf.zalando.org/create_fn"]
 		if !strings.Contains(progress, `"retries":1`) {
 			return fmt.Errorf("progress of create_fn is %q", progress)
@@ -112,7 +113,7 @@ func TestRestart(t *testing.T) {
 		return nil
 	})
 	// Let the object settle (its own annotation patch causes an update).
-	eventually(t, 30*time.Second, "done settled", hasMessage(t, c, "r", "done", "update_fn", "updated"))
+	e2etest.Eventually(t, 30*time.Second, "done settled", hasMessage(t, c, "r", "done", "update_fn", "updated"))
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +122,13 @@ func TestRestart(t *testing.T) {
 	patchSpec(t, c, "r", "done", `{"spec":{"field":"b"}}`)
 
 	startProcess(t, c, "r")
-	eventually(t, 30*time.Second, "slow created", hasMessage(t, c, "r", "slow", "create_fn", "created"))
+	e2etest.Eventually(t, 30*time.Second, "slow created", hasMessage(t, c, "r", "slow", "create_fn", "created"))
 	slow := get(t, c, "r", "slow")
 	if runs := slow.GetAnnotations()["create-runs"]; runs != "2" {
 		t.Errorf("slow's create handler ran %s times in all, want 2 (one attempt in each process)", runs)
 	}
-	eventually(t, 30*time.Second, "change while down", hasField(t, c, "r", "done", "a", "b"))
-	eventually(t, 30*time.Second, "idle resumed", hasMessage(t, c, "r", "idle", "resume_fn", "resumed"))
+	e2etest.Eventually(t, 30*time.Second, "change while down", hasField(t, c, "r", "done", "a", "b"))
+	e2etest.Eventually(t, 30*time.Second, "idle resumed", hasMessage(t, c, "r", "idle", "resume_fn", "resumed"))
 	for _, name := range []string{"done", "idle"} {
 		if runs := get(t, c, "r", name).GetAnnotations()["create-runs"]; runs != "1" {
 			t.Errorf("%s's finished create handler ran %s times, want once", name, runs)
@@ -165,12 +166,12 @@ func TestDeletionAndActivities(t *testing.T) {
 			return nil
 		}
 	}
-	eventually(t, 20*time.Second, "startup ran", activity("startup"))
+	e2etest.Eventually(t, 20*time.Second, "startup ran", activity("startup"))
 
 	createExample(t, c, "d", "held", map[string]any{"delete": "temporary"})
 	createExampleWith(t, c, "d", "watched", map[string]string{"mode": "events"}, map[string]any{})
-	eventually(t, 20*time.Second, "created", hasMessage(t, c, "d", "held", "create_fn", "created"))
-	eventually(t, 20*time.Second, "event handler", func() error {
+	e2etest.Eventually(t, 20*time.Second, "created", hasMessage(t, c, "d", "held", "create_fn", "created"))
+	e2etest.Eventually(t, 20*time.Second, "event handler", func() error {
 		last, _, _ := unstructuredString(get(t, c, "d", "watched").Object, "status", "event_fn", "last")
 		if last != "ADDED" && last != "MODIFIED" {
 			return fmt.Errorf("status.event_fn.last is %q", last)
@@ -187,7 +188,7 @@ func TestDeletionAndActivities(t *testing.T) {
 	if obj := get(t, c, "d", "held"); obj == nil || !hasFinalizer(obj) {
 		t.Fatal("the object went before its delete handler succeeded")
 	}
-	eventually(t, 20*time.Second, "released", func() error {
+	e2etest.Eventually(t, 20*time.Second, "released", func() error {
 		if get(t, c, "d", "held") != nil {
 			return fmt.Errorf("still there")
 		}
@@ -200,7 +201,7 @@ func TestDeletionAndActivities(t *testing.T) {
 	}
 
 	op.stop(t)
-	eventually(t, 10*time.Second, "cleanup ran", activity("cleanup"))
+	e2etest.Eventually(t, 10*time.Second, "cleanup ran", activity("cleanup"))
 }
 
 func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 // count reads status.<id>.<field> as a number (-1 when absent).
@@ -70,7 +72,7 @@ func TestTimersAndDaemons(t *testing.T) {
 	t.Run("timer ticks at its interval", func(t *testing.T) {
 		createExampleWith(t, c, "s", "timer", map[string]string{"mode": "timer"}, map[string]any{})
 		start := time.Now()
-		eventually(t, 20*time.Second, "ticks", atLeast(t, c, "s", "timer", 4, "tick", "count"))
+		e2etest.Eventually(t, 20*time.Second, "ticks", atLeast(t, c, "s", "timer", 4, "tick", "count"))
 		if elapsed := time.Since(start); elapsed < 1500*time.Millisecond {
 			t.Errorf("4 ticks of a 0.5s timer came within %s", elapsed)
 		}
@@ -85,7 +87,7 @@ func TestTimersAndDaemons(t *testing.T) {
 		if n := count(t, c, "s", "delayed", "delayed_tick", "count"); n > 0 {
 			t.Errorf("the timer ticked %d times within its initial delay", n)
 		}
-		eventually(t, 20*time.Second, "ticks", atLeast(t, c, "s", "delayed", 1, "delayed_tick", "count"))
+		e2etest.Eventually(t, 20*time.Second, "ticks", atLeast(t, c, "s", "delayed", 1, "delayed_tick", "count"))
 	})
 
 	t.Run("timer waits for idleness", func(t *testing.T) {
@@ -97,14 +99,14 @@ func TestTimersAndDaemons(t *testing.T) {
 		if n := count(t, c, "s", "idle", "idle_tick", "count"); n > 0 {
 			t.Errorf("the idle timer ticked %d times while the object kept changing", n)
 		}
-		eventually(t, 20*time.Second, "ticks once idle", atLeast(t, c, "s", "idle", 1, "idle_tick", "count"))
+		e2etest.Eventually(t, 20*time.Second, "ticks once idle", atLeast(t, c, "s", "idle", 1, "idle_tick", "count"))
 	})
 
 	t.Run("daemon stops on filter mismatch and starts again", func(t *testing.T) {
 		createExampleWith(t, c, "s", "daemon", map[string]string{"mode": "daemon"}, map[string]any{})
-		eventually(t, 20*time.Second, "beats", atLeast(t, c, "s", "daemon", 3, "monitor", "beats"))
+		e2etest.Eventually(t, 20*time.Second, "beats", atLeast(t, c, "s", "daemon", 3, "monitor", "beats"))
 		labelPatch(t, c, "s", "daemon", "")
-		eventually(t, 20*time.Second, "stopped", func() error {
+		e2etest.Eventually(t, 20*time.Second, "stopped", func() error {
 			obj := get(t, c, "s", "daemon")
 			if why, _, _ := unstructured.NestedString(obj.Object, "status", "monitor", "stopped"); why != "filters-mismatch" {
 				return fmt.Errorf("status.monitor.stopped is %q", why)
@@ -117,7 +119,7 @@ func TestTimersAndDaemons(t *testing.T) {
 			t.Errorf("the stopped daemon went on beating: %d, then %d", stoppedAt, n)
 		}
 		labelPatch(t, c, "s", "daemon", "daemon")
-		eventually(t, 20*time.Second, "beats again", func() error {
+		e2etest.Eventually(t, 20*time.Second, "beats again", func() error {
 			if n := count(t, c, "s", "daemon", "monitor", "beats"); n < 3 || n == stoppedAt {
 				return fmt.Errorf("beats %d (stopped at %d)", n, stoppedAt)
 			}
@@ -129,12 +131,12 @@ func TestTimersAndDaemons(t *testing.T) {
 		if err := c.dyn.Resource(kopfexamples).Namespace("s").Delete(context.Background(), "daemon", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 20*time.Second, "gone", gone(t, c, "s", "daemon"))
+		e2etest.Eventually(t, 20*time.Second, "gone", gone(t, c, "s", "daemon"))
 	})
 
 	t.Run("a daemon ignoring the stop is terminated after its cancellation timeout", func(t *testing.T) {
 		createExampleWith(t, c, "s", "stubborn", map[string]string{"mode": "stubborn"}, map[string]any{})
-		eventually(t, 20*time.Second, "finalizer", func() error {
+		e2etest.Eventually(t, 20*time.Second, "finalizer", func() error {
 			if !hasFinalizer(get(t, c, "s", "stubborn")) {
 				return fmt.Errorf("no finalizer yet")
 			}
@@ -149,7 +151,7 @@ func TestTimersAndDaemons(t *testing.T) {
 		if get(t, c, "s", "stubborn") == nil {
 			t.Fatal("the object went before its daemon was stopped")
 		}
-		eventually(t, 20*time.Second, "gone", gone(t, c, "s", "stubborn"))
+		e2etest.Eventually(t, 20*time.Second, "gone", gone(t, c, "s", "stubborn"))
 		if elapsed := time.Since(start); elapsed < time.Second {
 			t.Errorf("released within %s, before the cancellation timeout of 1s", elapsed)
 		}

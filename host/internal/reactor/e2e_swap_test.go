@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 // TestSwap swaps a module's version while objects are created
@@ -29,7 +30,7 @@ func TestSwap(t *testing.T) {
 	const total, before = 30, 10
 	for i := range total {
 		if i == before {
-			eventually(t, 20*time.Second, "first objects", hasVersion(t, c, "obj-0", "create_fn", "v1"))
+			e2etest.Eventually(t, 20*time.Second, "first objects", hasVersion(t, c, "obj-0", "create_fn", "v1"))
 			start := time.Now()
 			if err := op.Swap(ctx, []*wasmrt.Module{v2}); err != nil {
 				t.Fatal(err)
@@ -42,7 +43,7 @@ func TestSwap(t *testing.T) {
 	versions := map[string]int{}
 	for i := range total {
 		name := fmt.Sprintf("obj-%d", i)
-		eventually(t, 30*time.Second, name, func() error {
+		e2etest.Eventually(t, 30*time.Second, name, func() error {
 			if v := version(get(t, c, "sw", name), "create_fn"); v == "" {
 				return fmt.Errorf("%s is not handled", name)
 			}
@@ -61,7 +62,7 @@ func TestSwap(t *testing.T) {
 		t.Errorf("objects by version: %v", versions)
 	}
 	for i := range before {
-		eventually(t, 20*time.Second, "resumed", hasVersion(t, c, fmt.Sprintf("obj-%d", i), "resume_fn", "v2"))
+		e2etest.Eventually(t, 20*time.Second, "resumed", hasVersion(t, c, fmt.Sprintf("obj-%d", i), "resume_fn", "v2"))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
 const finalizer = "kopf.zalando.org/KopfFinalizerMarker"
@@ -28,7 +29,7 @@ func TestCreateUpdateDelete(t *testing.T) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("ex-%d", i)
-		eventually(t, 20*time.Second, "created "+name, hasMessage(t, c, "ex", name, "create_fn", "hello world"))
+		e2etest.Eventually(t, 20*time.Second, "created "+name, hasMessage(t, c, "ex", name, "create_fn", "hello world"))
 		obj := get(t, c, "ex", name)
 		if !slices.Contains(obj.GetFinalizers(), finalizer) {
 			t.Errorf("%s has no finalizer %s: %v", name, finalizer, obj.GetFinalizers())
@@ -45,7 +46,7 @@ func TestCreateUpdateDelete(t *testing.T) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("ex-%d", i)
-		eventually(t, 20*time.Second, "updated "+name, hasMessage(t, c, "ex", name, "update_fn", "updated"))
+		e2etest.Eventually(t, 20*time.Second, "updated "+name, hasMessage(t, c, "ex", name, "update_fn", "updated"))
 	}
 	afterUpdate := op.kube.Stats()
 
@@ -56,7 +57,7 @@ func TestCreateUpdateDelete(t *testing.T) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("ex-%d", i)
-		eventually(t, 20*time.Second, "deleted "+name, func() error {
+		e2etest.Eventually(t, 20*time.Second, "deleted "+name, func() error {
 			if get(t, c, "ex", name) != nil {
 				return fmt.Errorf("%s still exists", name)
 			}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
@@ -61,10 +62,10 @@ func TestRBACE2E(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr e2etest.LogBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &syncBuffer{}, Err: &stderr},
+		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &e2etest.LogBuffer{}, Err: &stderr},
 			[]string{"run", "--kubeconfig", kubeconfig, "--standalone", "-n", "default", "--log-format", "plain", mod})
 	}()
 	kex := dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}).Namespace("default")

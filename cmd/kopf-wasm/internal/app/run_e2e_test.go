@@ -1,14 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the operator's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestRunE2E runs `kopf-wasm run` in-process against the real control
 // plane with the example module, creates a KopfExample, waits for the
@@ -56,7 +37,7 @@ func TestRunE2E(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr e2etest.LogBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &stdout, Err: &stderr},
