@@ -85,6 +85,7 @@ type call struct {
 	handler string
 	req     *abi.Request // nil for the manifest call
 	host    Host
+	kernel  *kernel // of the instance called
 }
 
 type callKey struct{}
@@ -107,6 +108,24 @@ func (c *call) moduleName() string {
 		return ""
 	}
 	return c.module.manifest.Module.Name
+}
+
+// kernelOrFault returns the kernel of the instance called; a kernel
+// function called outside a call (e.g. while the guest initialises) fails
+// the guest.
+func (c *call) kernelOrFault() *kernel {
+	if c.kernel == nil {
+		kernelFault("the Extism kernel is not available outside a call of an export")
+	}
+	return c.kernel
+}
+
+// allowedHosts returns the outbound HTTP hosts the module declared.
+func (c *call) allowedHosts() []string {
+	if c.module == nil {
+		return nil
+	}
+	return c.module.manifest.Permissions.Hosts
 }
 
 func (c *call) permissions() []abi.KubePermission {

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
@@ -20,7 +20,7 @@ import (
 type hostFunc func(ctx context.Context, c *call, in []byte) any
 
 // hostFunctions returns the host functions of abi.HostNamespace.
-func (r *Runtime) hostFunctions() []extism.HostFunction {
+func (r *Runtime) hostFunctions() []goFunc {
 	funcs := map[string]hostFunc{
 		abi.HostLog:               r.hostLog,
 		abi.HostPostEvent:         hostPostEvent,
@@ -29,24 +29,25 @@ func (r *Runtime) hostFunctions() []extism.HostFunction {
 		abi.HostSleepUntilStopped: hostSleepUntilStopped,
 		abi.HostIsStopped:         hostIsStopped,
 	}
-	var out []extism.HostFunction
+	var out []goFunc
 	for name, fn := range funcs {
-		out = append(out, wrapHostFunc(name, fn))
+		out = append(out, goFunc{name, []api.ValueType{i64}, []api.ValueType{i64}, serveHostFunc(name, fn)})
 	}
 	return out
 }
 
-// wrapHostFunc adapts fn to Extism's stack convention: one i64 in (the
-// offset of the request block), one i64 out (the offset of the reply block,
-// or 0). A panic in fn becomes a 500 reply.
-func wrapHostFunc(name string, fn hostFunc) extism.HostFunction {
-	f := extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-		in, err := p.ReadBytes(stack[0])
+// serveHostFunc adapts fn to Extism's convention for host functions: one
+// i64 in (the offset of the request block in kernel memory), one i64 out
+// (the offset of the reply block, or 0). A panic in fn becomes a 500 reply.
+func serveHostFunc(name string, fn hostFunc) func(context.Context, *call, []uint64) {
+	return func(ctx context.Context, c *call, stack []uint64) {
+		k := c.kernelOrFault()
+		in, err := k.bytes(stack[0])
 		var reply any
 		if err != nil {
 			reply = abi.HostReply{Error: badRequest(name, err)}
 		} else {
-			reply = safeCall(ctx, name, fn, in)
+			reply = safeCall(ctx, c, name, fn, in)
 		}
 		stack[0] = 0
 		if reply == nil {
@@ -56,21 +57,17 @@ func wrapHostFunc(name string, fn hostFunc) extism.HostFunction {
 		if err != nil {
 			b, _ = json.Marshal(abi.HostReply{Error: internalError(name, err)})
 		}
-		if off, err := p.WriteBytes(b); err == nil {
-			stack[0] = off
-		}
-	}, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
-	f.SetNamespace(abi.HostNamespace)
-	return f
+		stack[0] = k.write(b)
+	}
 }
 
-func safeCall(ctx context.Context, name string, fn hostFunc, in []byte) (reply any) {
+func safeCall(ctx context.Context, c *call, name string, fn hostFunc, in []byte) (reply any) {
 	defer func() {
 		if v := recover(); v != nil {
 			reply = abi.HostReply{Error: internalError(name, fmt.Errorf("panic: %v", v))}
 		}
 	}()
-	return fn(ctx, callFrom(ctx), in)
+	return fn(ctx, c, in)
 }
 
 func (r *Runtime) hostLog(ctx context.Context, c *call, in []byte) any {

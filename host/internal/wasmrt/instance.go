@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -21,37 +21,81 @@ const stderrBytes = 4 << 10
 // instance is one sandbox of a module. It is used by one goroutine at a
 // time (the pool guarantees it).
 type instance struct {
-	plugin *extism.Plugin
-	stderr *headBuffer
-	input  bytes.Buffer // reused for encoding requests
-	busy   atomic.Bool  // set during a call: proof that no call overlaps another
+	mod       api.Module
+	exports   map[string]api.Function // looked up once, reused for every call
+	kernel    *kernel
+	interrupt interrupter
+	stderr    *headBuffer
+	input     bytes.Buffer // reused for encoding requests
+	stack     [1]uint64    // the result of an export
+	busy      atomic.Bool  // set during a call: proof that no call overlaps another
 }
 
-func newInstance(ctx context.Context, c *compiled, logger func(extism.LogLevel, string)) (*instance, error) {
+// newInstance instantiates c and runs the guest's _initialize (WASI's
+// reactor initialisation) as a call of its own under ctx.
+func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error) {
 	stderr := &headBuffer{max: stderrBytes}
 	config := wazero.NewModuleConfig().
+		WithName(""). // instances of one module live side by side
+		WithStartFunctions().
 		WithStderr(stderr).
 		WithSysWalltime().
 		WithSysNanotime().
 		WithSysNanosleep().
 		WithRandSource(rand.Reader)
-	plugin, err := c.plugin.Instance(withMemoryAllocator(ctx), extism.PluginInstanceConfig{ModuleConfig: config})
+	mod, err := c.rt.InstantiateModule(withMemoryAllocator(ctx), c.code, config)
 	if err != nil {
 		return nil, err
 	}
-	plugin.SetLogger(logger)
-	return &instance{plugin: plugin, stderr: stderr}, nil
+	inst := &instance{
+		mod:     mod,
+		exports: map[string]api.Function{},
+		kernel:  newKernel(uint64(r.opts.MemoryLimitPages) * wasmPage),
+		stderr:  stderr,
+	}
+	if c.interruptible {
+		flag, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
+		if !ok {
+			inst.close()
+			return nil, fmt.Errorf("the instrumented module lacks its %s global", interruptExport)
+		}
+		inst.interrupt.flag = flag
+	}
+	if inst.has("_initialize") {
+		initCtx, cancel := context.WithTimeout(withCall(ctx, &call{host: NoHost{}, kernel: inst.kernel}), r.opts.Timeout)
+		_, cerr := inst.invoke(initCtx, "_initialize", nil)
+		cancel()
+		if cerr != nil {
+			inst.close()
+			return nil, fmt.Errorf("initialising the guest (_initialize): %w", cerr)
+		}
+	}
+	return inst, nil
 }
 
+// wasmPage is the size of a page of linear memory.
+const wasmPage = 64 << 10
+
 func (i *instance) close() {
-	_ = i.plugin.Close(context.Background())
+	_ = i.mod.Close(context.Background())
 }
 
 // has reports whether the module exports fn.
-func (i *instance) has(fn string) bool { return i.plugin.FunctionExists(fn) }
+func (i *instance) has(fn string) bool { return i.export(fn) != nil }
+
+// export returns the function exported as fn, or nil.
+func (i *instance) export(fn string) api.Function {
+	f, ok := i.exports[fn]
+	if !ok {
+		f = i.mod.ExportedFunction(fn)
+		i.exports[fn] = f
+	}
+	return f
+}
 
 // invoke calls export fn with input and classifies a failure. It never
-// panics: a panic in the host during the call becomes a KindInternal.
+// panics: a panic in the host during the call becomes a KindInternal. The
+// output is the guest's, copied out of the kernel.
 func (i *instance) invoke(ctx context.Context, fn string, input []byte) (out []byte, cerr *CallError) {
 	if !i.busy.CompareAndSwap(false, true) {
 		return nil, &CallError{Kind: KindInternal, Err: errors.New("an instance was called by two goroutines at once")}
@@ -63,32 +107,56 @@ func (i *instance) invoke(ctx context.Context, fn string, input []byte) (out []b
 			cerr = &CallError{Kind: KindInternal, Err: fmt.Errorf("panic during the call of %s: %v", fn, v)}
 		}
 	}()
-	rc, out, err := i.plugin.CallWithContext(ctx, fn, input)
-	if err == nil && rc == 0 {
-		return out, nil
+	f := i.export(fn)
+	if f == nil {
+		return nil, &CallError{Kind: KindInternal, Err: fmt.Errorf("the module does not export %s", fn)}
 	}
-	return nil, i.classify(ctx, rc, err)
+	i.kernel.reset()
+	i.kernel.setInput(input)
+	done := i.interrupt.watch(ctx)
+	i.stack[0] = 0
+	err := f.CallWithStack(ctx, i.stack[:])
+	interrupted := done()
+	rc := uint32(i.stack[0])
+	if err == nil && rc == 0 {
+		return bytes.Clone(i.kernel.outputBytes()), nil
+	}
+	if err == nil {
+		msg := i.kernel.errorMessage()
+		if msg == "" {
+			msg = fmt.Sprintf("%s returned %d", fn, rc)
+		}
+		err = errors.New(msg)
+	}
+	return nil, i.classify(ctx, rc, err, interrupted)
 }
 
 // classify turns a failed call into a CallError (Module and Handler are
-// filled in by the caller).
-func (i *instance) classify(ctx context.Context, rc uint32, err error) *CallError {
+// filled in by the caller). interrupted: the call's context ended while it
+// ran.
+func (i *instance) classify(ctx context.Context, rc uint32, err error, interrupted bool) *CallError {
 	detail := strings.TrimSpace(i.stderr.String())
 	e := &CallError{Detail: detail, Err: err}
 	var exit *sys.ExitError
+	var kerr *kernelError
 	switch {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case interrupted && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		e.Kind = KindTimeout
-	case ctx.Err() != nil:
+	case interrupted:
 		e.Kind = KindCanceled
 	case outOfMemory(detail):
 		e.Kind = KindOutOfMemory
+	case errors.As(err, &kerr):
+		e.Kind, e.Err, e.Detail = KindTrap, kerr, kerr.msg
+		if strings.HasSuffix(kerr.msg, "(out of memory)") {
+			e.Kind = KindOutOfMemory
+		}
 	case errors.As(err, &exit):
 		e.Kind, e.Code = KindExit, exit.ExitCode()
 		if crashed(detail) {
 			e.Kind, e.Code = KindTrap, 0
 		}
-	case err != nil && strings.Contains(err.Error(), "wasm stack trace"):
+	case strings.Contains(err.Error(), "wasm stack trace"):
 		e.Kind = KindTrap
 		if detail == "" {
 			e.Detail = err.Error()
@@ -96,14 +164,10 @@ func (i *instance) classify(ctx context.Context, rc uint32, err error) *CallErro
 	default:
 		// The export returned normally with a non-zero code (or set an
 		// error): the guest's own report, its message in err.
-		e.Kind, e.Code = KindFailed, rc
-		if err != nil {
-			e.Detail = err.Error()
-		}
+		e.Kind, e.Code, e.Detail = KindFailed, rc, err.Error()
 	}
 	return e
 }
-
 // outOfMemory recognises the messages of guests that could not grow their
 // memory (Go's runtime, Rust's allocator).
 func outOfMemory(stderr string) bool {

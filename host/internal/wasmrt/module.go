@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	extism "github.com/extism/go-sdk"
-
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
@@ -33,7 +31,7 @@ type Module struct {
 func newModule(ctx context.Context, rt *Runtime, c *compiled, name string) (*Module, error) {
 	m := &Module{rt: rt, code: c, name: name, logger: rt.opts.Logger.With("module", name)}
 	m.manifest.Module.Name = name // until the guest says otherwise
-	inst, err := newInstance(ctx, c, m.guestLog)
+	inst, err := newInstance(ctx, rt, c)
 	if err != nil {
 		return nil, fmt.Errorf("cannot instantiate the module: %w; it may import host functions of another ABI version: rebuild it with the kopf-wasm guest SDK for ABI v%d", err, abi.Version)
 	}
@@ -74,7 +72,6 @@ func (m *Module) init(ctx context.Context, inst *instance) error {
 		return err
 	}
 	m.manifest = man
-	inst.plugin.AllowedHosts = man.Permissions.Hosts
 	return nil
 }
 
@@ -82,7 +79,7 @@ func (m *Module) init(ctx context.Context, inst *instance) error {
 // manifest export once, which also initialises the guest's runtime
 // (_initialize), so that a handler's first call does not pay for it.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
-	inst, err := newInstance(ctx, m.code, m.guestLog)
+	inst, err := newInstance(ctx, m.rt, m.code)
 	if err != nil {
 		return nil, &CallError{Module: m.manifest.Module.Name, Kind: KindInternal, Err: err}
 	}
@@ -90,7 +87,6 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 		inst.close()
 		return nil, cerr
 	}
-	inst.plugin.AllowedHosts = m.manifest.Permissions.Hosts
 	return inst, nil
 }
 
@@ -153,7 +149,7 @@ func (m *Module) invokeFor(ctx context.Context, inst *instance, fn string, input
 	if host == nil {
 		host = NoHost{}
 	}
-	c := &call{module: m, req: req, host: host}
+	c := &call{module: m, req: req, host: host, kernel: inst.kernel}
 	if req != nil {
 		c.handler = req.Handler
 	}
@@ -174,9 +170,4 @@ func (m *Module) invokeFor(ctx context.Context, inst *instance, fn string, input
 		cerr.Module, cerr.Handler = m.manifest.Module.Name, c.handler
 	}
 	return out, cerr
-}
-
-// guestLog receives what a guest logs through Extism's own log functions.
-func (m *Module) guestLog(level extism.LogLevel, msg string) {
-	m.logger.Info(msg, "source", "extism", "level", level.String())
 }

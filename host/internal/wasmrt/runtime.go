@@ -9,8 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
 // maxMemoryLimitPages is the most pages a wasm32 memory can have (4 GiB).
@@ -19,8 +21,9 @@ const maxMemoryLimitPages = 65536
 // Runtime loads modules and owns their compiled code. It is safe for
 // concurrent use. Close it to free every module it loaded.
 type Runtime struct {
-	opts  Options
-	funcs []extism.HostFunction
+	opts   Options
+	kernel []goFunc // extism:host/env
+	host   []goFunc // abi.HostNamespace
 
 	mu       sync.Mutex
 	compiled map[string]*compiled // by digest
@@ -33,11 +36,15 @@ type Runtime struct {
 // compiled is the code of one digest, shared by the modules loaded from it.
 type compiled struct {
 	digest string
-	done   chan struct{} // closed when plugin or err is set
-	plugin *extism.CompiledPlugin
+	done   chan struct{} // closed when code or err is set
+	rt     wazero.Runtime // with the host modules the code imports
+	code   wazero.CompiledModule
 	cache  wazero.CompilationCache // nil without Options.CacheDir
-	err    error
-	refs   int // guarded by Runtime.mu
+	// interruptible: the code checks the interrupt flag in its loops;
+	// otherwise it was compiled with wazero's context checks.
+	interruptible bool
+	err           error
+	refs          int // guarded by Runtime.mu
 }
 
 // New returns a runtime with opts (see [Options] for the defaults).
@@ -51,7 +58,8 @@ func New(opts Options) (*Runtime, error) {
 		compiled: map[string]*compiled{},
 		modules:  map[*Module]struct{}{},
 	}
-	r.funcs = r.hostFunctions()
+	r.kernel = r.kernelFunctions()
+	r.host = r.hostFunctions()
 	return r, nil
 }
 
@@ -126,7 +134,7 @@ func (r *Runtime) acquire(ctx context.Context, digest string, wasm []byte) (*com
 	r.mu.Unlock()
 
 	if !found {
-		c.plugin, c.cache, c.err = r.compile(ctx, wasm)
+		c.err = r.compile(ctx, c, wasm)
 		close(c.done)
 	}
 	select {
@@ -156,40 +164,66 @@ func (r *Runtime) release(c *compiled) {
 	}
 	<-c.done
 	ctx := context.Background()
-	if c.plugin != nil {
-		_ = c.plugin.Close(ctx)
+	if c.rt != nil {
+		_ = c.rt.Close(ctx) // closes the code too
 	}
 	if c.cache != nil {
 		_ = c.cache.Close(ctx) // frees the native code of this digest
 	}
 }
 
-// compile builds the Extism plug-in for wasm in its own wazero runtime.
-// With a cache directory, each digest gets its own cache object on the
-// shared directory, so that closing it frees the digest's native code.
-func (r *Runtime) compile(ctx context.Context, wasm []byte) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+// compile compiles wasm into c, in a wazero runtime of its own that
+// serves the host modules the guest imports (WASI, the Extism kernel and
+// abi.HostNamespace). With a cache directory, each digest gets its own
+// cache object on the shared directory, so that closing it frees the
+// digest's native code.
+func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	r.compiles.Add(1)
-	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(!r.opts.noInterrupt).
-		WithMemoryLimitPages(r.opts.MemoryLimitPages)
-	var cache wazero.CompilationCache
-	if r.opts.CacheDir != "" {
-		var err error
-		if cache, err = wazero.NewCompilationCacheWithDir(r.opts.CacheDir); err != nil {
-			return nil, nil, fmt.Errorf("compilation cache %s: %w", r.opts.CacheDir, err)
-		}
-		rc = rc.WithCompilationCache(cache)
-	}
-	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}}
-	config := extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}
-	plugin, err := extism.NewCompiledPlugin(ctx, manifest, config, r.funcs)
+	code, interruptible, err := r.interruptible(wasm)
 	if err != nil {
-		if cache != nil {
-			_ = cache.Close(ctx) // don't leak on error
-		}
-		return nil, nil, fmt.Errorf("%w: %w; rebuild it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared and the kopf-wasm guest SDK", ErrCompile, err)
+		return err
 	}
-	return plugin, cache, nil
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(!interruptible && !r.opts.noInterrupt).
+		WithMemoryLimitPages(r.opts.MemoryLimitPages)
+	if r.opts.CacheDir != "" {
+		if c.cache, err = wazero.NewCompilationCacheWithDir(r.opts.CacheDir); err != nil {
+			return fmt.Errorf("compilation cache %s: %w", r.opts.CacheDir, err)
+		}
+		rc = rc.WithCompilationCache(c.cache)
+	}
+	c.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+	c.interruptible = interruptible
+	if err := r.instantiateHostModules(ctx, c.rt); err != nil {
+		return err
+	}
+	if c.code, err = c.rt.CompileModule(ctx, code); err != nil {
+		return fmt.Errorf("%w: %w; rebuild it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared and the kopf-wasm guest SDK", ErrCompile, err)
+	}
+	return nil
+}
+
+// instantiateHostModules makes rt serve the imports of guests.
+func (r *Runtime) instantiateHostModules(ctx context.Context, rt wazero.Runtime) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return fmt.Errorf("instantiating WASI: %w", err)
+	}
+	if err := instantiateHostModule(ctx, rt, extismNamespace, r.kernel); err != nil {
+		return fmt.Errorf("instantiating %s: %w", extismNamespace, err)
+	}
+	if err := instantiateHostModule(ctx, rt, abi.HostNamespace, r.host); err != nil {
+		return fmt.Errorf("instantiating %s: %w", abi.HostNamespace, err)
+	}
+	return nil
+}
+
+// interruptible returns the code to compile for wasm and whether it checks
+// the interrupt flag (see interrupter).
+func (r *Runtime) interruptible(wasm []byte) ([]byte, bool, error) {
+	if r.opts.noInterrupt {
+		return wasm, false, nil
+	}
+	return wasm, false, nil // TODO: instrument
 }
 
 func head(b []byte, n int) []byte {
