@@ -168,6 +168,7 @@ func (i *instance) classify(ctx context.Context, rc uint32, err error, interrupt
 	}
 	return e
 }
+
 // outOfMemory recognises the messages of guests that could not grow their
 // memory (Go's runtime, Rust's allocator).
 func outOfMemory(stderr string) bool {

@@ -36,7 +36,7 @@ type Runtime struct {
 // compiled is the code of one digest, shared by the modules loaded from it.
 type compiled struct {
 	digest string
-	done   chan struct{} // closed when code or err is set
+	done   chan struct{}  // closed when code or err is set
 	rt     wazero.Runtime // with the host modules the code imports
 	code   wazero.CompiledModule
 	cache  wazero.CompilationCache // nil without Options.CacheDir
