@@ -145,7 +145,11 @@ type Wasm struct {
 // Kube tunes the host's Kubernetes client.
 type Kube struct {
 	// QPS and Burst rate-limit requests to the API server (client-go's token
-	// bucket). A QPS below zero disables the limiter. Default 200 and 400.
+	// bucket) when QPS is above zero. Default QPS -1: no client-side limit,
+	// as in Kopf and controller-runtime; the API server's priority and
+	// fairness protects it. A limit of 200 would cap a busy host at 200
+	// writes per second (the kopfexamples benchmark's create phase needs
+	// 4,000 in seconds).
 	QPS   float32
 	Burst int
 	// RequestTimeout bounds every non-watch request. Default 300s, as Kopf.
@@ -181,7 +185,7 @@ func Default() Settings {
 			MaxOutputBytes: 4 << 20,
 			PoolSize:       4,
 		},
-		Kube: Kube{QPS: 200, Burst: 400, RequestTimeout: 300 * time.Second, ErrorBackoffs: seconds(1, 1, 2, 3, 5, 8, 13, 21)},
+		Kube: Kube{QPS: -1, Burst: 400, RequestTimeout: 300 * time.Second, ErrorBackoffs: seconds(1, 1, 2, 3, 5, 8, 13, 21)},
 	}
 }
 

@@ -10,11 +10,10 @@ import (
 // unset field from [Options.withDefaults].
 type Options struct {
 	// QPS and Burst are the client-side rate limit on requests to the API
-	// server (a token bucket shared by every request of the Client).
-	// Default 200 requests per second with bursts of 400 (as host/settings):
-	// a guard against a runaway loop rather than a throttle, high enough
-	// not to slow a busy operator on a small cluster. A negative QPS turns
-	// the limit off (the server's priority and fairness still apply).
+	// server (a token bucket shared by every request of the Client), on
+	// when QPS is above zero. Default (0 or negative): no limit, as in
+	// host/settings, Kopf and controller-runtime; the server's priority and
+	// fairness still apply. Burst defaults to twice the QPS.
 	QPS   float32
 	Burst int
 
@@ -68,11 +67,11 @@ var kopfBackoffs = []time.Duration{
 
 // withDefaults returns o with every unset field set to its default.
 func (o Options) withDefaults() Options {
-	if o.QPS == 0 {
-		o.QPS = 200
+	if o.QPS <= 0 {
+		o.QPS = -1
 	}
-	if o.Burst <= 0 {
-		o.Burst = 400
+	if o.QPS > 0 && o.Burst <= 0 {
+		o.Burst = max(1, int(2*o.QPS))
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = "kopf-wasm"
