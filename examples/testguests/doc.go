@@ -1,10 +1,11 @@
 // Package testguests holds wasm modules that the host's tests load: one that
 // behaves (for the call-overhead benchmarks) and several that misbehave on
 // purpose (loop, run out of memory, panic, return bad JSON or huge output,
-// lack an export, speak another ABI version, declare an invalid manifest).
+// lack an export, speak another ABI version, declare an invalid manifest),
+// and one (extism) that uses go-pdk's logs, variables, config and HTTP.
 //
-// The runtime's guests (good, misbehave, hostcalls, noexport, wrongabi,
-// badmanifest, manifestjson) are written with raw go-pdk and the abi
+// The runtime's guests (good, misbehave, hostcalls, extism, noexport,
+// wrongabi, badmanifest, manifestjson) are written with raw go-pdk and the abi
 // package, not the guest SDK, so that they exercise the runtime alone; the
 // guests of the reactor's tests and of the benchmarks (reactor, spawning,
 // spawnbench, reloadv1, reloadv2) use the SDK. Each sub-directory is a

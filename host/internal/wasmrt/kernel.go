@@ -88,7 +88,7 @@ func (k *kernel) reset() {
 func (k *kernel) alloc(n uint64) uint64 {
 	off := uint64(len(k.mem))
 	off = (off + 7) &^ 7
-	end := off + n
+	end := off + blockSpan(n)
 	if end > k.limit || end < off {
 		kernelFault("the guest asked for a block of %d bytes, which would take kernel memory past its limit of %d bytes (out of memory)", n, k.limit)
 	}
@@ -96,6 +96,10 @@ func (k *kernel) alloc(n uint64) uint64 {
 	k.blocks = append(k.blocks, block{offset: off, length: n})
 	return off
 }
+
+// blockSpan is the space a block of n bytes takes: an empty block takes one
+// byte, so that no two blocks share an offset.
+func blockSpan(n uint64) uint64 { return max(n, 1) }
 
 // write allocates a block holding b.
 func (k *kernel) write(b []byte) uint64 {
@@ -152,7 +156,7 @@ func (k *kernel) free(off uint64) {
 	}
 	top := uint64(kernelBase)
 	if n := len(k.blocks); n > 0 {
-		top = k.blocks[n-1].offset + k.blocks[n-1].length
+		top = k.blocks[n-1].offset + blockSpan(k.blocks[n-1].length)
 	}
 	k.mem = k.mem[:top]
 }
