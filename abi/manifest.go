@@ -175,7 +175,8 @@ type Options struct {
 type Permissions struct {
 	// Kubernetes lists the API requests a module's handlers may make.
 	Kubernetes []KubePermission `json:"kubernetes,omitempty"`
-	// Hosts lists outbound HTTP hosts (globs), passed to Extism's allowed hosts.
+	// Hosts lists the hosts (globs, as path.Match) that the module may reach
+	// with Extism's http_request; any other host fails the call.
 	Hosts []string `json:"hosts,omitempty"`
 }
 

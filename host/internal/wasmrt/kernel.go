@@ -81,6 +81,7 @@ func (k *kernel) reset() {
 	k.mem = k.mem[:kernelBase]
 	k.blocks = k.blocks[:0]
 	k.input, k.inputLen, k.output, k.outputLen, k.errorAt = 0, 0, 0, 0, 0
+	k.httpStatus, k.httpHeaders = 0, nil
 }
 
 // alloc returns the offset of a new block of n bytes (zeroed only where
