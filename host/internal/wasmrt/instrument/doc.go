@@ -1,0 +1,47 @@
+// Package instrument rewrites a WebAssembly binary so that the host can
+// stop a guest that runs too long without wazero's
+// WithCloseOnContextDone, whose check at every loop header leaves native
+// code for Go and makes loop-heavy guests (standard Go decoding JSON)
+// several times slower.
+//
+// host/internal/wasmrt calls [Interruptible] on a module's bytes before it
+// compiles them. The result has one more global, a mutable i32 that starts
+// at 0 and is exported under a name the caller chooses, and every loop of
+// every function checks it at its header:
+//
+//	loop <blocktype>
+//	  global.get <flag>
+//	  if
+//	    unreachable
+//	  end
+//	  ...
+//
+// When a call's deadline passes, the host sets the global to 1 from another
+// goroutine (api.MutableGlobal.Set); the next loop iteration traps and the
+// call ends. In wasm only a branch to a loop goes backwards, so a call
+// that keeps running either passes loop headers or recurses; recursion
+// without any loop is not checked (deep recursion ends when the call stack
+// is exhausted, but a bounded, exponential one such as a naive recursive
+// Fibonacci would run on). A load of a global and a branch cost almost
+// nothing.
+//
+// The rewrite is a single pass over the binary. Sections other than the
+// global, export and code sections are copied byte for byte, custom
+// sections included and in their places; a global or export section that
+// the module lacks is created in its place in the section order. Function
+// bodies keep their local declarations and instructions; only the checks
+// are inserted. Nothing is validated beyond what the walk needs: the
+// compiler validates the result.
+//
+// The instruction walker knows the MVP, multi-value block types, sign
+// extension, saturating truncation, bulk memory, reference types, tail
+// calls, multi-memory and memory64 memory arguments, fixed-width SIMD and
+// threads. A binary that uses anything else (exception handling, garbage
+// collection types, function references, relaxed SIMD, an unknown opcode
+// or section, a binary version other than 1) is refused with an
+// [*UnsupportedError]; the caller then compiles the module as it is and
+// relies on wazero's own checks. A binary that is not well formed
+// gives an error wrapping [ErrMalformed], and an export name that the
+// module already uses one wrapping [ErrExportName]. Interruptible never
+// panics on bad input.
+package instrument

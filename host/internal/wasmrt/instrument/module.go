@@ -1,0 +1,167 @@
+package instrument
+
+import (
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// Section ids.
+const (
+	secCustom    = 0
+	secImport    = 2
+	secGlobal    = 6
+	secExport    = 7
+	secCode      = 10
+	secDataCount = 12
+	secTag       = 13
+)
+
+// sectionRank is the place of each known non-custom section id in the
+// order the binary format requires: the tag section goes between memory
+// and global, the data-count section between element and code.
+var sectionRank = [...]int{
+	1: 1, 2: 2, 3: 3, 4: 4, 5: 5, secTag: 6, secGlobal: 7, secExport: 8,
+	8: 9, 9: 10, secDataCount: 11, secCode: 12, 11: 13,
+}
+
+// header is the magic number and version 1 every module starts with.
+var header = [8]byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+
+// Interruptible returns a copy of wasm in which every loop checks a new
+// exported mutable i32 global named exportName at its header and traps
+// (unreachable) when it is non-zero. The global starts at 0; the host sets
+// it to stop a call. The input is not modified.
+//
+// The error is an [*UnsupportedError] when the binary uses a feature the
+// rewriter does not decode, and wraps [ErrMalformed] or [ErrExportName]
+// when the binary is not well formed or exportName cannot be used.
+func Interruptible(wasm []byte, exportName string) ([]byte, error) {
+	if !utf8.ValidString(exportName) {
+		return nil, fmt.Errorf("instrument: %w: %q is not valid UTF-8", ErrExportName, exportName)
+	}
+	r := rewriter{in: wasm, name: exportName}
+	if err := r.run(); err != nil {
+		return nil, fmt.Errorf("instrument: %w", err)
+	}
+	return r.out, nil
+}
+
+// rewriter holds the state of one pass over a module.
+type rewriter struct {
+	in   []byte
+	out  []byte
+	name string // of the export of the flag global
+
+	importedFuncs   uint32
+	importedGlobals uint32
+	definedGlobals  uint32
+
+	globalDone bool // the global section with the flag is written
+	exportDone bool // the export section with the flag is written
+
+	check []byte // the instructions inserted after each loop header
+	loops int    // how many times check was inserted
+}
+
+// run checks the header and rewrites the sections in order, adding the
+// global and export sections where they belong when the module has none.
+func (r *rewriter) run() error {
+	if err := r.header(); err != nil {
+		return err
+	}
+	r.out = make([]byte, 0, len(r.in)+len(r.in)/32+64)
+	r.out = append(r.out, header[:]...)
+	last := 0
+	for i := len(header); i < len(r.in); {
+		id := r.in[i]
+		size, p, ok := readU32(r.in, i+1)
+		if !ok {
+			return malformed("", i+1, fmt.Sprintf("bad size of section %d", id))
+		}
+		if uint64(size) > uint64(len(r.in)-p) {
+			return malformed("", i, fmt.Sprintf("section %d runs past the end of the module", id))
+		}
+		end := p + int(size)
+		if id != secCustom {
+			if int(id) >= len(sectionRank) || sectionRank[id] == 0 {
+				return unsupported(i, "section %d", id)
+			}
+			rank := sectionRank[id]
+			if rank <= last {
+				return malformed("", i, fmt.Sprintf("section %d out of order or repeated", id))
+			}
+			last = rank
+			if err := r.addMissing(rank); err != nil {
+				return err
+			}
+		}
+		if err := r.section(id, i, p, end); err != nil {
+			return err
+		}
+		i = end
+	}
+	return r.addMissing(math.MaxInt)
+}
+
+// header checks the magic number and the version.
+func (r *rewriter) header() error {
+	if len(r.in) < len(header) || string(r.in[:4]) != string(header[:4]) {
+		return malformed("", 0, "no wasm magic number")
+	}
+	if string(r.in[4:8]) != string(header[4:8]) {
+		return unsupported(4, "binary version % x", r.in[4:8])
+	}
+	return nil
+}
+
+// addMissing writes new global and export sections when a section of the
+// given rank is next and they have not been written yet.
+func (r *rewriter) addMissing(rank int) error {
+	if !r.globalDone && rank > sectionRank[secGlobal] {
+		if err := r.globals(nil, 0, 0); err != nil {
+			return err
+		}
+	}
+	if !r.exportDone && rank > sectionRank[secExport] {
+		return r.exports(nil, 0, 0)
+	}
+	return nil
+}
+
+// section rewrites or copies the section with the given id that starts
+// at start and whose contents are in[p:end].
+func (r *rewriter) section(id byte, start, p, end int) error {
+	b := r.in[:end]
+	switch id {
+	case secImport:
+		if err := r.imports(b, p); err != nil {
+			return err
+		}
+	case secGlobal:
+		return r.globals(b, p, end)
+	case secExport:
+		return r.exports(b, p, end)
+	case secCode:
+		return r.code(b, p)
+	}
+	r.out = append(r.out, r.in[start:end]...)
+	return nil
+}
+
+// flagIndex returns the index of the flag global: after the imported and
+// the defined globals.
+func (r *rewriter) flagIndex() (uint32, error) {
+	n := uint64(r.importedGlobals) + uint64(r.definedGlobals)
+	if n >= math.MaxUint32 {
+		return 0, malformed("global section", 0, "too many globals")
+	}
+	return uint32(n), nil
+}
+
+// checkFor returns the instructions that test the flag global idx and trap
+// when it is set: global.get idx; if (empty) unreachable end.
+func checkFor(idx uint32) []byte {
+	c := appendU32([]byte{0x23}, idx)
+	return append(c, 0x04, 0x40, 0x00, 0x0b)
+}
