@@ -95,8 +95,8 @@ func checkedLoop(idx uint64) loopFunc {
 	}
 }
 
-// flagGlobalSec is a global section holding the flag global after n
-// globals given as entries.
+// globalSec is a global section holding the given entries and then the
+// flag global.
 func globalSec(entries ...[]byte) []byte {
 	return sec(6, vec(append(entries, []byte{0x7f, 0x01, 0x41, 0x00, 0x0b})...))
 }
