@@ -87,11 +87,16 @@ type loopFunc func(blockType ...byte) []byte
 // plainLoop is a loop instruction as the input has it.
 func plainLoop(bt ...byte) []byte { return cat([]byte{0x03}, bt) }
 
+// checkOf is the check of global idx: global.get idx; if unreachable end.
+func checkOf(idx uint64) []byte {
+	return cat([]byte{0x23}, leb(idx), []byte{0x04, 0x40, 0x00, 0x0b})
+}
+
 // checkedLoop returns a loopFunc that writes a loop followed by the check
 // of global idx.
 func checkedLoop(idx uint64) loopFunc {
 	return func(bt ...byte) []byte {
-		return cat(plainLoop(bt...), []byte{0x23}, leb(idx), []byte{0x04, 0x40, 0x00, 0x0b})
+		return cat(plainLoop(bt...), checkOf(idx))
 	}
 }
 

@@ -6,7 +6,8 @@ import (
 )
 
 // code rewrites the code section whose contents are b[p:]: every body
-// gets the check after each loop header, and the sizes are recomputed.
+// gets the check after each loop header and, when it calls, at its entry;
+// the sizes are recomputed.
 func (r *rewriter) code(b []byte, p int) error {
 	n, i, ok := readU32(b, p)
 	if !ok {
@@ -52,11 +53,23 @@ func (r *rewriter) body(b []byte, i, fn int) (int, error) {
 	r.out = append(r.out, reserved[:room]...)
 	start := len(r.out)
 	r.out = append(r.out, b[p:q]...)
+	// The entry check goes in before the first instruction. Most bodies
+	// call, so it is written now and taken out again when this one does
+	// not.
+	entry := len(r.out)
+	r.out = append(r.out, r.check...)
 	var loops int
-	if r.out, loops, err = w.expr(r.out, q, r.check); err != nil {
+	var calls bool
+	if r.out, loops, calls, err = w.expr(r.out, q, r.check); err != nil {
 		return i, err
 	}
 	r.loops += loops
+	if calls {
+		r.entries++
+	} else {
+		n := copy(r.out[entry:], r.out[entry+len(r.check):])
+		r.out = r.out[:entry+n]
+	}
 	newSize := len(r.out) - start
 	if uint64(newSize) > math.MaxUint32 {
 		return i, w.malformed(i, "body too large after rewriting")
@@ -101,8 +114,9 @@ func (w *walker) locals(i int) (int, error) {
 
 // expr appends the instructions from b[i:] to the end of the body to out,
 // with check after every loop header, and returns it with the number of
-// loops. The last instruction must be end.
-func (w *walker) expr(out []byte, i int, check []byte) (_ []byte, loops int, err error) {
+// loops and whether the body has a call instruction (call, call_indirect,
+// return_call, return_call_indirect). The last instruction must be end.
+func (w *walker) expr(out []byte, i int, check []byte) (_ []byte, loops int, calls bool, err error) {
 	b := w.b
 	copied := i
 	ended := false
@@ -117,23 +131,28 @@ func (w *walker) expr(out []byte, i int, check []byte) (_ []byte, loops int, err
 		case immIdx:
 			var ok bool
 			if i, ok = skipLEB(b, i, maxLen32); !ok {
-				return out, 0, w.truncated(at, op)
+				return out, 0, false, w.truncated(at, op)
+			}
+			if op == opCall || op == opReturnCall {
+				calls = true
 			}
 			continue
+		case immIdx2: // only call_indirect and return_call_indirect
+			calls = true
 		case immPrefixFC, immPrefixFD, immPrefixFE:
 			sub, next, ok := readU32(b, i)
 			if !ok {
-				return out, 0, w.malformed(at, fmt.Sprintf("bad sub-opcode after 0x%02x", op))
+				return out, 0, false, w.malformed(at, fmt.Sprintf("bad sub-opcode after 0x%02x", op))
 			}
 			if k = prefixKind(op, sub); k == immUnknown {
-				return out, 0, w.unsupported(at, "opcode 0x%02x %d", op, sub)
+				return out, 0, false, w.unsupported(at, "opcode 0x%02x %d", op, sub)
 			}
 			i = next
 		case immUnknown:
-			return out, 0, w.unsupported(at, "opcode 0x%02x", op)
+			return out, 0, false, w.unsupported(at, "opcode 0x%02x", op)
 		}
 		if i, err = w.immediate(k, op, at, i); err != nil {
-			return out, 0, err
+			return out, 0, false, err
 		}
 		if k == immLoop {
 			out = append(out, b[copied:i]...)
@@ -143,9 +162,9 @@ func (w *walker) expr(out []byte, i int, check []byte) (_ []byte, loops int, err
 		}
 	}
 	if !ended {
-		return out, 0, w.malformed(i, "body does not end with end")
+		return out, 0, false, w.malformed(i, "body does not end with end")
 	}
-	return append(out, b[copied:i]...), loops, nil
+	return append(out, b[copied:i]...), loops, calls, nil
 }
 
 // truncated returns the error for an immediate of op at at that runs past

@@ -6,24 +6,34 @@
 //
 // host/internal/wasmrt calls [Interruptible] on a module's bytes before it
 // compiles them. The result has one more global, a mutable i32 that starts
-// at 0 and is exported under a name the caller chooses, and every loop of
-// every function checks it at its header:
+// at 0 and is exported under a name the caller chooses, and code that
+// checks it and traps when it is set:
 //
-//	loop <blocktype>
-//	  global.get <flag>
-//	  if
-//	    unreachable
-//	  end
-//	  ...
+//	global.get <flag>
+//	if
+//	  unreachable
+//	end
 //
 // When a call's deadline passes, the host sets the global to 1 from another
-// goroutine (api.MutableGlobal.Set); the next loop iteration traps and the
-// call ends. In wasm only a branch to a loop goes backwards, so a call
-// that keeps running either passes loop headers or recurses; recursion
-// without any loop is not checked (deep recursion ends when the call stack
-// is exhausted, but a bounded, exponential one such as a naive recursive
-// Fibonacci would run on). A load of a global and a branch cost almost
-// nothing.
+// goroutine (api.MutableGlobal.Set) and the next check ends the call. In
+// wasm only a branch to a loop goes backwards, so a call that keeps running
+// either iterates, passing loop headers, or recurses, entering functions
+// that call. The check therefore goes in two kinds of places:
+//
+//   - after the header of every loop of every function, for iteration:
+//     loop <blocktype>, then the check, then the loop's instructions;
+//   - at the entry of every function whose body has a call instruction
+//     (call, call_indirect, return_call, return_call_indirect): after its
+//     local declarations, before its first instruction, for recursion,
+//     including the bounded but exponential kind such as a naive
+//     recursive Fibonacci, which has no loop and does not exhaust the
+//     call stack.
+//
+// A function with neither a loop nor a call (a leaf) runs a bounded number
+// of instructions and cannot recurse, so it gets no check. In a module
+// built by the standard Go toolchain nearly every body calls (2079 of the
+// 2201 of a small test guest, 556 of them without a loop); a load of a
+// global and a branch per loop iteration or call cost almost nothing.
 //
 // The rewrite is a single pass over the binary. Sections other than the
 // global, export and code sections are copied byte for byte, custom

@@ -28,10 +28,14 @@ var sectionRank = [...]int{
 // header is the magic number and version 1 every module starts with.
 var header = [8]byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
-// Interruptible returns a copy of wasm in which every loop checks a new
-// exported mutable i32 global named exportName at its header and traps
-// (unreachable) when it is non-zero. The global starts at 0; the host sets
-// it to stop a call. The input is not modified.
+// Interruptible returns a copy of wasm that checks a new exported mutable
+// i32 global named exportName and traps (unreachable) when it is non-zero:
+// every loop checks it at its header, which stops iteration, and every
+// function whose body has a call instruction (call, call_indirect,
+// return_call, return_call_indirect) checks it at its entry, which stops
+// recursion. A function that neither loops nor calls ends by itself and is
+// left unchecked. The global starts at 0; the host sets it to stop a call.
+// The input is not modified.
 //
 // The error is an [*UnsupportedError] when the binary uses a feature the
 // rewriter does not decode, and wraps [ErrMalformed] or [ErrExportName]
@@ -60,8 +64,11 @@ type rewriter struct {
 	globalDone bool // the global section with the flag is written
 	exportDone bool // the export section with the flag is written
 
-	check []byte // the instructions inserted after each loop header
-	loops int    // how many times check was inserted
+	// check is the code inserted after each loop header and at the entry
+	// of each body that has a call; loops and entries count the two.
+	check   []byte
+	loops   int
+	entries int
 }
 
 // run checks the header and rewrites the sections in order, adding the

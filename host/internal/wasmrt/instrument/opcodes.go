@@ -30,8 +30,12 @@ const (
 
 // Opcodes the rewriter looks at.
 const (
-	opLoop = 0x03
-	opEnd  = 0x0b
+	opLoop               = 0x03
+	opEnd                = 0x0b
+	opCall               = 0x10
+	opCallIndirect       = 0x11
+	opReturnCall         = 0x12
+	opReturnCallIndirect = 0x13
 )
 
 // Value types that take one byte: i32, i64, f32, f64, v128, funcref,
@@ -63,8 +67,10 @@ var opKinds = func() (t [256]immKind) {
 	set(immLoop, opLoop)
 	// br br_if call return_call local.* global.* table.get/set
 	// memory.size memory.grow ref.func
-	set(immIdx, 0x0c, 0x0d, 0x10, 0x12, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x3f, 0x40, 0xd2)
-	set(immIdx2, 0x11, 0x13) // call_indirect return_call_indirect
+	set(immIdx, 0x0c, 0x0d, opCall, opReturnCall, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x3f, 0x40, 0xd2)
+	// call_indirect return_call_indirect: expr relies on their being the
+	// only one-byte opcodes with two indices
+	set(immIdx2, opCallIndirect, opReturnCallIndirect)
 	set(immBrTable, 0x0e)
 	set(immSelect, 0x1c)
 	span(immMemarg, 0x28, 0x3e) // loads and stores

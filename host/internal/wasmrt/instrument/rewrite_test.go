@@ -69,6 +69,39 @@ func spin(loop loopFunc) []byte {
 	return cat(loop(0x40), []byte{0x0c, 0x00, 0x0b, 0x0b})
 }
 
+// pow2 is (i32 n) -> i32, function self: n == 0 ? 1 : f(n-1) + f(n-1). It
+// makes 2^n calls and has no loop.
+func pow2(self uint64) []byte {
+	half := cat([]byte{0x20, 0x00, 0x41, 0x01, 0x6b, 0x10}, leb(self)) // local.get 0; i32.const 1; i32.sub; call self
+	return cat(
+		[]byte{0x20, 0x00, 0x45, 0x04, 0x7f, 0x41, 0x01, 0x05}, // local.get 0; i32.eqz; if (result i32) i32.const 1 else
+		half, half, []byte{0x6a, 0x0b, 0x0b}, // i32.add; end; end
+	)
+}
+
+// double is (i32 n) -> i32: n + n, a leaf.
+func double() []byte {
+	return []byte{0x20, 0x00, 0x20, 0x00, 0x6a, 0x0b}
+}
+
+// recursiveModule is a valid module exporting pow2 (function 0: calls, no
+// loop) and double (function 1: neither), built as the input (flag "") or
+// as the output of the rewrite with the flag exported under that name.
+func recursiveModule(flag string) []byte {
+	entry, globals, exports := []byte(nil), []byte(nil), sec(7, vec(funcExport("pow2", 0), funcExport("double", 1)))
+	if flag != "" {
+		entry, globals = checkOf(0), globalSec()
+		exports = exportSec(flag, 0, funcExport("pow2", 0), funcExport("double", 1))
+	}
+	return module(
+		sec(1, vec(i32i32Type)),
+		sec(3, vec([]byte{0x00}, []byte{0x00})),
+		globals,
+		exports,
+		code(fn(noLocals, entry, pow2(0)), fn(noLocals, double())),
+	)
+}
+
 // counterModule is a valid module exporting spin and count, built as the
 // input (flag "") or as the output of the rewrite with the flag exported
 // under that name.
@@ -90,9 +123,10 @@ func counterModule(flag string) []byte {
 // rewriteCase is an input module and the output expected for export name
 // "flag".
 type rewriteCase struct {
-	name      string
-	in, want  []byte
-	wantLoops int
+	name        string
+	in, want    []byte
+	wantLoops   int // checks after loop headers
+	wantEntries int // checks at the entry of bodies that call
 }
 
 // rewriteCases builds the table of hand-assembled modules.
@@ -153,8 +187,31 @@ func rewriteCases() []rewriteCase {
 			code(fn(noLocals, allImmediates(plainLoop)), fn(locals, nestedLoops(plainLoop)))),
 		want: module(types, imports, sec(3, vec([]byte{0x00}, []byte{0x00})),
 			globalSec(), exportSec("flag", 2),
-			code(fn(noLocals, allImmediates(checkedLoop(2))), fn(locals, nestedLoops(checkedLoop(2))))),
-		wantLoops: 9,
+			code(fn(noLocals, checkOf(2), allImmediates(checkedLoop(2))), fn(locals, nestedLoops(checkedLoop(2))))),
+		wantLoops:   9,
+		wantEntries: 1,
+	}, {
+		name: "call and no loop: check at the entry, after the locals",
+		in:   module(types, oneFunc, code(fn(locals, pow2(0)))),
+		want: module(types, oneFunc, globalSec(), exportSec("flag", 0),
+			code(fn(locals, checkOf(0), pow2(0)))),
+		wantEntries: 1,
+	}, {
+		name: "neither call nor loop: body unchanged",
+		in:   module(types, oneFunc, code(fn(locals, double()))),
+		want: module(types, oneFunc, globalSec(), exportSec("flag", 0), code(fn(locals, double()))),
+	}, {
+		name:        "each call instruction alone; call opcodes inside immediates",
+		in:          module(types, imports, code(callers(nil)...)),
+		want:        module(types, imports, globalSec(), exportSec("flag", 2), code(callers(checkOf(2))...)),
+		wantEntries: 4,
+	}, {
+		name: "entry check grows a body size a byte, a leaf after it keeps two bytes",
+		in: module(types, sec(3, vec([]byte{0x00}, []byte{0x00})),
+			code(fn(noLocals, bigCaller), fn(noLocals, bigLeaf))),
+		want: module(types, sec(3, vec([]byte{0x00}, []byte{0x00})), globalSec(), exportSec("flag", 0),
+			code(fn(noLocals, checkOf(0), bigCaller), fn(noLocals, bigLeaf))),
+		wantEntries: 1,
 	}, {
 		name:      "body and section sizes grow a byte",
 		in:        module(types, oneFunc, code(fn(noLocals, grown(plainLoop)))),
@@ -170,8 +227,34 @@ func rewriteCases() []rewriteCase {
 		in:        counterModule(""),
 		want:      counterModule("flag"),
 		wantLoops: 2,
+	}, {
+		name:        "valid recursive module",
+		in:          recursiveModule(""),
+		want:        recursiveModule("flag"),
+		wantEntries: 1,
 	}}
 }
+
+// callers are five bodies, built with entry before the first instruction
+// of those that call: one for each call instruction (call, call_indirect,
+// return_call, return_call_indirect), then a leaf whose immediates hold
+// the call opcodes.
+func callers(entry []byte) [][]byte {
+	return [][]byte{
+		fn(noLocals, entry, []byte{0x10, 0x00, 0x0b}),
+		fn(noLocals, entry, []byte{0x41, 0x00, 0x11, 0x00, 0x00, 0x0b}),
+		fn(noLocals, entry, []byte{0x12, 0x90, 0x01, 0x0b}),
+		fn(noLocals, entry, []byte{0x41, 0x00, 0x13, 0x01, 0x00, 0x0b}),
+		fn(noLocals, []byte{0x41, 0x10, 0x1a, 0x20, 0x11, 0x1a, 0x42, 0x12, 0x1a, 0x43, 0x13, 0x10, 0x11, 0x12, 0x1a, 0x0b}),
+	}
+}
+
+// bigCaller is a body of 127 bytes with its (empty) locals that calls;
+// bigLeaf one of 200 bytes that does not.
+var (
+	bigCaller = cat([]byte{0x10, 0x00}, bytes.Repeat([]byte{0x01}, 122), []byte{0x1a, 0x0b})
+	bigLeaf   = cat(bytes.Repeat([]byte{0x01}, 198), end)
+)
 
 func TestInterruptibleRewrites(t *testing.T) {
 	for _, tc := range rewriteCases() {
@@ -184,8 +267,8 @@ func TestInterruptibleRewrites(t *testing.T) {
 			if !bytes.Equal(r.out, tc.want) {
 				t.Errorf("output differs\n got % x\nwant % x", r.out, tc.want)
 			}
-			if r.loops != tc.wantLoops {
-				t.Errorf("loops = %d, want %d", r.loops, tc.wantLoops)
+			if r.loops != tc.wantLoops || r.entries != tc.wantEntries {
+				t.Errorf("loops, entries = %d, %d; want %d, %d", r.loops, r.entries, tc.wantLoops, tc.wantEntries)
 			}
 			if !bytes.Equal(tc.in, orig) {
 				t.Error("input was modified")
