@@ -141,9 +141,9 @@ func (i *instance) classify(ctx context.Context, rc uint32, err error, interrupt
 	var kerr *kernelError
 	switch {
 	case interrupted && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		e.Kind = KindTimeout
+		e.Kind, e.Err = KindTimeout, ctx.Err() // the guest's trap is its being stopped
 	case interrupted:
-		e.Kind = KindCanceled
+		e.Kind, e.Err = KindCanceled, ctx.Err()
 	case outOfMemory(detail):
 		e.Kind = KindOutOfMemory
 	case errors.As(err, &kerr):

@@ -28,6 +28,9 @@ func TestLoad(t *testing.T) {
 	if s := m.Stats(); s.Live != 1 || s.Idle != 1 || s.Created != 1 {
 		t.Errorf("stats after load = %+v, want the manifest's instance pooled", s)
 	}
+	if !m.code.interruptible {
+		t.Error("the module was compiled without loop checks (instrument refused it)")
+	}
 	m.Close()
 	if _, err := m.Handle(t.Context(), request("ok", 10), nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("handle after close: %v, want ErrClosed", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt/instrument"
 )
 
 // maxMemoryLimitPages is the most pages a wasm32 memory can have (4 GiB).
@@ -179,10 +180,8 @@ func (r *Runtime) release(c *compiled) {
 // digest's native code.
 func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	r.compiles.Add(1)
-	code, interruptible, err := r.interruptible(wasm)
-	if err != nil {
-		return err
-	}
+	code, interruptible := r.interruptible(wasm)
+	var err error
 	rc := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(!interruptible && !r.opts.noInterrupt).
 		WithMemoryLimitPages(r.opts.MemoryLimitPages)
@@ -218,12 +217,20 @@ func (r *Runtime) instantiateHostModules(ctx context.Context, rt wazero.Runtime)
 }
 
 // interruptible returns the code to compile for wasm and whether it checks
-// the interrupt flag (see interrupter).
-func (r *Runtime) interruptible(wasm []byte) ([]byte, bool, error) {
+// the interrupt flag (see interrupter). A module the rewriter cannot handle
+// is compiled as it is, with wazero's context checks; one that is not valid
+// wasm then fails in wazero's compiler, which says why.
+func (r *Runtime) interruptible(wasm []byte) ([]byte, bool) {
 	if r.opts.noInterrupt {
-		return wasm, false, nil
+		return wasm, false
 	}
-	return wasm, false, nil // TODO: instrument
+	code, err := instrument.Interruptible(wasm, interruptExport)
+	if err != nil {
+		r.opts.Logger.Info("the module cannot get loop checks; it runs with wazero's slower context checks",
+			"digest", Digest(wasm), "reason", err)
+		return wasm, false
+	}
+	return code, true
 }
 
 func head(b []byte, n int) []byte {

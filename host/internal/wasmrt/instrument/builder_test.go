@@ -87,23 +87,49 @@ type loopFunc func(blockType ...byte) []byte
 // plainLoop is a loop instruction as the input has it.
 func plainLoop(bt ...byte) []byte { return cat([]byte{0x03}, bt) }
 
-// checkOf is the check of global idx: global.get idx; if unreachable end.
-func checkOf(idx uint64) []byte {
-	return cat([]byte{0x23}, leb(idx), []byte{0x04, 0x40, 0x00, 0x0b})
+// checkOf is the check of the flag global idx and the budget global idx+1
+// in a module without a memory (no yield).
+func checkOf(idx uint64) []byte { return checkBytes(idx, nil) }
+
+// checkGrowOf is the check in a module whose first memory is 32-bit: its
+// yield is i32.const 0; memory.grow 0; drop.
+func checkGrowOf(idx uint64) []byte {
+	return checkBytes(idx, []byte{0x41, 0x00, 0x40, 0x00, 0x1a})
+}
+
+// checkGrow64Of is the check in a module whose first memory is 64-bit.
+func checkGrow64Of(idx uint64) []byte {
+	return checkBytes(idx, []byte{0x42, 0x00, 0x40, 0x00, 0x1a})
+}
+
+// checkBytes spells out the check: count the budget down, and when it
+// reaches zero refill it (4096, LEB 0x80 0x20), trap if the flag is set,
+// and yield.
+func checkBytes(idx uint64, yield []byte) []byte {
+	budget := leb(idx + 1)
+	return cat(
+		[]byte{0x23}, budget, []byte{0x41, 0x01, 0x6b, 0x24}, budget, // budget--
+		[]byte{0x23}, budget, []byte{0x45, 0x04, 0x40}, // if budget == 0
+		[]byte{0x41, 0x80, 0x20, 0x24}, budget, // budget = 4096
+		[]byte{0x23}, leb(idx), []byte{0x04, 0x40, 0x00, 0x0b}, // if flag: unreachable
+		yield, end)
 }
 
 // checkedLoop returns a loopFunc that writes a loop followed by the check
-// of global idx.
-func checkedLoop(idx uint64) loopFunc {
+// of global idx (in a module without a memory).
+func checkedLoop(idx uint64) loopFunc { return loopWith(checkOf(idx)) }
+
+// loopWith returns a loopFunc that writes a loop followed by check.
+func loopWith(check []byte) loopFunc {
 	return func(bt ...byte) []byte {
-		return cat(plainLoop(bt...), checkOf(idx))
+		return cat(plainLoop(bt...), check)
 	}
 }
 
 // globalSec is a global section holding the given entries and then the
-// flag global.
+// flag (i32 = 0) and budget (i32 = 4096) globals.
 func globalSec(entries ...[]byte) []byte {
-	return sec(6, vec(append(entries, []byte{0x7f, 0x01, 0x41, 0x00, 0x0b})...))
+	return sec(6, vec(append(entries, []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}, []byte{0x7f, 0x01, 0x41, 0x80, 0x20, 0x0b})...))
 }
 
 // exportSec is an export section with the given entries and the export of

@@ -5,20 +5,39 @@
 // several times slower.
 //
 // host/internal/wasmrt calls [Interruptible] on a module's bytes before it
-// compiles them. The result has one more global, a mutable i32 that starts
-// at 0 and is exported under a name the caller chooses, and code that
-// checks it and traps when it is set:
+// compiles them. The result has two more globals, mutable i32s: the flag,
+// which starts at 0 and is exported under a name the caller chooses, and
+// the budget, which starts at [YieldPeriod]; and code that counts the
+// budget down at every check and, each time it runs out, refills it, traps
+// if the flag is set, and yields:
 //
-//	global.get <flag>
+//	global.get <budget>; i32.const 1; i32.sub; global.set <budget>
+//	global.get <budget>; i32.eqz
 //	if
-//	  unreachable
+//	  i32.const 4096; global.set <budget>
+//	  global.get <flag>
+//	  if
+//	    unreachable
+//	  end
+//	  i32.const 0; memory.grow 0; drop   ;; the yield
 //	end
 //
-// When a call's deadline passes, the host sets the global to 1 from another
-// goroutine (api.MutableGlobal.Set) and the next check ends the call. In
-// wasm only a branch to a loop goes backwards, so a call that keeps running
-// either iterates, passing loop headers, or recurses, entering functions
-// that call. The check therefore goes in two kinds of places:
+// When a call's deadline passes, the host sets the flag to 1 from another
+// goroutine (api.MutableGlobal.Set) and the guest traps within 4096
+// checks. The yield matters as much: wazero's native code has no point at
+// which the Go scheduler can preempt it, and a stop-the-world of the
+// garbage collector waits for every goroutine to reach one, so a guest
+// that runs for a second without calling the host would stall the whole
+// host (a looping guest would stall it for good, and the flag's timer
+// could never fire). memory.grow leaves native code for Go, where the
+// goroutine can be preempted; growing by 0 pages changes nothing. A module
+// without a memory gets no yield. In a module built by the standard Go
+// toolchain the fast path of a check is a load, a subtraction, a store and
+// a branch; the slow path runs once per 4096 checks.
+//
+// In wasm only a branch to a loop goes backwards, so a call that keeps
+// running either iterates, passing loop headers, or recurses, entering
+// functions that call. The check therefore goes in two kinds of places:
 //
 //   - after the header of every loop of every function, for iteration:
 //     loop <blocktype>, then the check, then the loop's instructions;
@@ -32,8 +51,7 @@
 // A function with neither a loop nor a call (a leaf) runs a bounded number
 // of instructions and cannot recurse, so it gets no check. In a module
 // built by the standard Go toolchain nearly every body calls (2079 of the
-// 2201 of a small test guest, 556 of them without a loop); a load of a
-// global and a branch per loop iteration or call cost almost nothing.
+// 2201 of a small test guest, 556 of them without a loop).
 //
 // The rewrite is a single pass over the binary. Sections other than the
 // global, export and code sections are copied byte for byte, custom

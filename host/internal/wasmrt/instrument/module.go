@@ -10,6 +10,7 @@ import (
 const (
 	secCustom    = 0
 	secImport    = 2
+	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
 	secCode      = 10
@@ -29,13 +30,14 @@ var sectionRank = [...]int{
 var header = [8]byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
 // Interruptible returns a copy of wasm that checks a new exported mutable
-// i32 global named exportName and traps (unreachable) when it is non-zero:
-// every loop checks it at its header, which stops iteration, and every
-// function whose body has a call instruction (call, call_indirect,
-// return_call, return_call_indirect) checks it at its entry, which stops
-// recursion. A function that neither loops nor calls ends by itself and is
-// left unchecked. The global starts at 0; the host sets it to stop a call.
-// The input is not modified.
+// i32 global named exportName and traps (unreachable) when it is non-zero,
+// and that leaves native code for the host every [YieldPeriod] checks (see
+// the package documentation): every loop checks at its header, which
+// covers iteration, and every function whose body has a call instruction
+// (call, call_indirect, return_call, return_call_indirect) checks at its
+// entry, which covers recursion. A function that neither loops nor calls
+// ends by itself and is left unchecked. The flag starts at 0; the host
+// sets it to stop a call. The input is not modified.
 //
 // The error is an [*UnsupportedError] when the binary uses a feature the
 // rewriter does not decode, and wraps [ErrMalformed] or [ErrExportName]
@@ -60,6 +62,10 @@ type rewriter struct {
 	importedFuncs   uint32
 	importedGlobals uint32
 	definedGlobals  uint32
+
+	// memory: the module has a memory (imported or defined); memory64: its
+	// first memory has 64-bit addresses. See growZero.
+	memory, memory64 bool
 
 	globalDone bool // the global section with the flag is written
 	exportDone bool // the export section with the flag is written
@@ -145,6 +151,8 @@ func (r *rewriter) section(id byte, start, p, end int) error {
 		if err := r.imports(b, p); err != nil {
 			return err
 		}
+	case secMemory:
+		r.memories(b, p)
 	case secGlobal:
 		return r.globals(b, p, end)
 	case secExport:
@@ -157,18 +165,55 @@ func (r *rewriter) section(id byte, start, p, end int) error {
 }
 
 // flagIndex returns the index of the flag global: after the imported and
-// the defined globals.
+// the defined globals. The budget global follows it.
 func (r *rewriter) flagIndex() (uint32, error) {
 	n := uint64(r.importedGlobals) + uint64(r.definedGlobals)
-	if n >= math.MaxUint32 {
+	if n+1 >= math.MaxUint32 {
 		return 0, malformed("global section", 0, "too many globals")
 	}
 	return uint32(n), nil
 }
 
-// checkFor returns the instructions that test the flag global idx and trap
-// when it is set: global.get idx; if (empty) unreachable end.
-func checkFor(idx uint32) []byte {
-	c := appendU32([]byte{0x23}, idx)
-	return append(c, 0x04, 0x40, 0x00, 0x0b)
+// YieldPeriod is how many checks a guest passes between two exits to the
+// host (see the package documentation).
+const YieldPeriod = 4096
+
+// yieldPeriodSLEB is YieldPeriod as a signed LEB128 number.
+var yieldPeriodSLEB = [2]byte{0x80 | YieldPeriod&0x7f, YieldPeriod >> 7 & 0x7f}
+
+// checkFor returns the check on the flag and budget globals; yield is the
+// code that leaves native code for the host (growZero), or nothing:
+//
+//	global.get budget; i32.const 1; i32.sub; global.set budget
+//	global.get budget; i32.eqz
+//	if
+//	  i32.const YieldPeriod; global.set budget
+//	  global.get flag; if unreachable end
+//	  yield
+//	end
+func checkFor(flag, budget uint32, yield []byte) []byte {
+	c := appendU32([]byte{opGlobalGet}, budget)
+	c = appendU32(append(c, opI32Const, 0x01, opI32Sub, opGlobalSet), budget)
+	c = appendU32(append(c, opGlobalGet), budget)
+	c = append(c, opI32Eqz, opIf, blockEmpty, opI32Const, yieldPeriodSLEB[0], yieldPeriodSLEB[1], opGlobalSet)
+	c = appendU32(c, budget)
+	c = appendU32(append(c, opGlobalGet), flag)
+	c = append(c, opIf, blockEmpty, opUnreachable, opEnd)
+	c = append(c, yield...)
+	return append(c, opEnd)
+}
+
+// growZero returns `memory.grow 0; drop` on the module's first memory:
+// compiled by wazero, memory.grow leaves native code for Go, where the Go
+// scheduler can preempt the goroutine (a stop-the-world of the garbage
+// collector waits for every goroutine to reach such a point, and nothing in
+// native wasm code is one). A module without a memory gets no yield.
+func (r *rewriter) growZero() []byte {
+	switch {
+	case !r.memory:
+		return nil
+	case r.memory64:
+		return []byte{opI64Const, 0x00, opMemoryGrow, 0x00, opDrop}
+	}
+	return []byte{opI32Const, 0x00, opMemoryGrow, 0x00, opDrop}
 }

@@ -28,10 +28,21 @@ const (
 	immPrefixFE           // threads
 )
 
-// Opcodes the rewriter looks at.
+// Opcodes the rewriter looks at or writes.
 const (
+	opUnreachable        = 0x00
 	opLoop               = 0x03
+	opIf                 = 0x04
 	opEnd                = 0x0b
+	opDrop               = 0x1a
+	opGlobalGet          = 0x23
+	opGlobalSet          = 0x24
+	opMemoryGrow         = 0x40
+	opI32Const           = 0x41
+	opI64Const           = 0x42
+	opI32Eqz             = 0x45
+	opI32Sub             = 0x6b
+	blockEmpty           = 0x40
 	opCall               = 0x10
 	opCallIndirect       = 0x11
 	opReturnCall         = 0x12

@@ -131,7 +131,10 @@ type rewriteCase struct {
 
 // rewriteCases builds the table of hand-assembled modules.
 func rewriteCases() []rewriteCase {
-	chk0, chk4 := checkedLoop(0), checkedLoop(4)
+	chk0 := checkedLoop(0)
+	// With a memory the checks yield: imports has a 64-bit memory, memory
+	// a 32-bit one.
+	grow0, grow64at2, grow64at4 := loopWith(checkGrowOf(0)), loopWith(checkGrow64Of(2)), loopWith(checkGrow64Of(4))
 	types := sec(1, vec(voidType, i32i32Type))
 	oneFunc := sec(3, vec([]byte{0x00}))
 	memory := sec(5, vec([]byte{0x00, 0x01}))
@@ -163,14 +166,14 @@ func rewriteCases() []rewriteCase {
 		in: module(types, imports, oneFunc, sec(6, vec(i32Global, i32Global)),
 			sec(7, vec(funcExport("run", 1))), code(fn(noLocals, nestedLoops(plainLoop)))),
 		want: module(types, imports, oneFunc, globalSec(i32Global, i32Global),
-			exportSec("flag", 4, funcExport("run", 1)), code(fn(noLocals, nestedLoops(chk4)))),
+			exportSec("flag", 4, funcExport("run", 1)), code(fn(noLocals, nestedLoops(grow64at4)))),
 		wantLoops: 3,
 	}, {
 		name: "memory and tag sections, no global section",
 		in: module(types, oneFunc, memory, sec(13, vec([]byte{0x00, 0x00})),
 			sec(7, vec(funcExport("run", 0))), code(fn(noLocals, spin(plainLoop)))),
 		want: module(types, oneFunc, memory, sec(13, vec([]byte{0x00, 0x00})), globalSec(),
-			exportSec("flag", 0, funcExport("run", 0)), code(fn(noLocals, spin(chk0)))),
+			exportSec("flag", 0, funcExport("run", 0)), code(fn(noLocals, spin(grow0)))),
 		wantLoops: 1,
 	}, {
 		name: "custom sections, data count and data",
@@ -178,7 +181,7 @@ func rewriteCases() []rewriteCase {
 			sec(12, leb(1)), code(fn(noLocals, spin(plainLoop))), sec(11, vec([]byte{0x01, 0x00})),
 			custom("name", 0x03, 0x03)),
 		want: module(custom("first", 1, 2), types, custom("mid"), oneFunc, memory, custom("after memory", 3),
-			globalSec(), exportSec("flag", 0), sec(12, leb(1)), code(fn(noLocals, spin(chk0))),
+			globalSec(), exportSec("flag", 0), sec(12, leb(1)), code(fn(noLocals, spin(grow0))),
 			sec(11, vec([]byte{0x01, 0x00})), custom("name", 0x03, 0x03)),
 		wantLoops: 1,
 	}, {
@@ -187,7 +190,7 @@ func rewriteCases() []rewriteCase {
 			code(fn(noLocals, allImmediates(plainLoop)), fn(locals, nestedLoops(plainLoop)))),
 		want: module(types, imports, sec(3, vec([]byte{0x00}, []byte{0x00})),
 			globalSec(), exportSec("flag", 2),
-			code(fn(noLocals, checkOf(2), allImmediates(checkedLoop(2))), fn(locals, nestedLoops(checkedLoop(2))))),
+			code(fn(noLocals, checkGrow64Of(2), allImmediates(grow64at2)), fn(locals, nestedLoops(grow64at2)))),
 		wantLoops:   9,
 		wantEntries: 1,
 	}, {
@@ -203,7 +206,7 @@ func rewriteCases() []rewriteCase {
 	}, {
 		name:        "each call instruction alone; call opcodes inside immediates",
 		in:          module(types, imports, code(callers(nil)...)),
-		want:        module(types, imports, globalSec(), exportSec("flag", 2), code(callers(checkOf(2))...)),
+		want:        module(types, imports, globalSec(), exportSec("flag", 2), code(callers(checkGrow64Of(2))...)),
 		wantEntries: 4,
 	}, {
 		name: "entry check grows a body size a byte, a leaf after it keeps two bytes",

@@ -14,9 +14,13 @@ const (
 	importTag    = 0x04
 )
 
-// flagGlobal is the definition of the flag global: i32, mutable, init
-// i32.const 0 end.
-var flagGlobal = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+// addedGlobals are the definitions of the two globals the rewrite adds:
+// the flag (i32, mutable, init i32.const 0) and the budget (i32, mutable,
+// init i32.const YieldPeriod).
+var addedGlobals = []byte{
+	0x7f, 0x01, 0x41, 0x00, 0x0b,
+	0x7f, 0x01, 0x41, yieldPeriodSLEB[0], yieldPeriodSLEB[1], 0x0b,
+}
 
 // imports counts the imported functions and globals of the import section
 // b[p:]; the section itself is copied unchanged by the caller.
@@ -60,6 +64,7 @@ func (r *rewriter) importEntry(b []byte, i int) (int, error) {
 		}
 		return skipLimits(b, i+1)
 	case importMemory:
+		r.noteMemory(b, i)
 		return skipLimits(b, i)
 	case importGlobal:
 		r.importedGlobals++
@@ -135,9 +140,9 @@ func (r *rewriter) globals(b []byte, p, end int) error {
 	if err != nil {
 		return err
 	}
-	r.check = checkFor(idx)
-	count := r.definedGlobals + 1
-	return r.writeSection(secGlobal, count, rest, flagGlobal)
+	r.check = checkFor(idx, idx+1, r.growZero())
+	count := r.definedGlobals + 2
+	return r.writeSection(secGlobal, count, rest, addedGlobals)
 }
 
 // exports writes the export section b[p:end] with the export of the flag
@@ -211,4 +216,21 @@ func (r *rewriter) writeSection(id byte, count uint32, rest, extra []byte) error
 		r.exportDone = true
 	}
 	return nil
+}
+
+// noteMemory records the first memory of the module, whose limits are at
+// b[i:], for the yield of the checks.
+func (r *rewriter) noteMemory(b []byte, i int) {
+	if r.memory || i >= len(b) {
+		return
+	}
+	r.memory, r.memory64 = true, b[i]&0x04 != 0
+}
+
+// memories notes the first memory of the memory section b[p:], unless an
+// imported memory came first; the section is copied unchanged.
+func (r *rewriter) memories(b []byte, p int) {
+	if n, i, ok := readU32(b, p); ok && n > 0 {
+		r.noteMemory(b, i)
+	}
 }

@@ -3,6 +3,7 @@ package instrument
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +149,44 @@ func call(t *testing.T, mod api.Module, name string, n uint32) uint32 {
 		t.Fatalf("%s(%d): %v", name, n, err)
 	}
 	return api.DecodeU32(res[0])
+}
+
+// TestInterruptibleLetsTheCollectorRun shows why the checks yield: native
+// wasm code has no point where the Go scheduler can preempt it, so a
+// stop-the-world of the garbage collector waits for a guest to leave it.
+// count(2^29) runs for a second or more; a runtime.GC started while it
+// runs must finish before it returns, which it does only because every
+// 4096th check leaves native code (memory.grow 0) in a module with a
+// memory. Without the yield the collector, and with it every goroutine,
+// would wait for the count to end.
+func TestInterruptibleLetsTheCollectorRun(t *testing.T) {
+	counter := module(
+		sec(1, vec(i32i32Type)),
+		sec(3, vec([]byte{0x00})),
+		sec(5, vec([]byte{0x00, 0x01})), // a memory: one page
+		sec(7, vec(funcExport("count", 0))),
+		code(fn(vec([]byte{0x01, 0x7f}), countTo(plainLoop))),
+	)
+	mod := instantiate(t, counter)
+	const n = 1 << 29
+	var counted, collected time.Time
+	done := make(chan struct{}, 2)
+	go func() {
+		defer func() { counted = time.Now(); done <- struct{}{} }()
+		if got := call(t, mod, "count", n); got != n {
+			t.Errorf("count(%d) = %d", n, got)
+		}
+	}()
+	time.Sleep(20 * time.Millisecond) // let the count start
+	go func() {
+		runtime.GC()
+		collected = time.Now()
+		done <- struct{}{}
+	}()
+	<-done
+	<-done
+	if !collected.Before(counted) {
+		t.Fatalf("the collection ended %v after the count: the guest did not yield", collected.Sub(counted))
+	}
+	t.Logf("the collection ended %v before the count", counted.Sub(collected))
 }
