@@ -1,6 +1,7 @@
 package wasmrt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -156,5 +157,34 @@ func TestRuntimeClose(t *testing.T) {
 	defer r.mu.Unlock()
 	if len(r.compiled) != 0 {
 		t.Errorf("a closed runtime keeps %d compiled modules", len(r.compiled))
+	}
+}
+
+// TestLoadKeepsTheRewrite shows that with a cache directory the rewritten
+// module is kept, and that a fresh runtime on the same directory takes it
+// from there rather than rewriting the module again.
+func TestLoadKeepsTheRewrite(t *testing.T) {
+	dir := t.TempDir()
+	wasm := guest(t, "good")
+	r := newRuntime(t, Options{CacheDir: dir})
+	if _, err := r.Load(t.Context(), "good", wasm); err != nil {
+		t.Fatal(err)
+	}
+	path := r.instrumentedPath(Digest(wasm))
+	kept, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the rewritten module was not kept: %v", err)
+	}
+	if bytes.Equal(kept, wasm) || !bytes.Contains(kept, []byte(interruptExport)) {
+		t.Fatalf("the kept module (%d bytes) is not the rewrite of the original (%d bytes)", len(kept), len(wasm))
+	}
+	// Mark the kept file (a custom section "x" at the end keeps it a valid
+	// module) to see whether the next runtime reads it.
+	marked := append(kept, 0x00, 0x02, 0x01, 'x')
+	if err := os.WriteFile(path, marked, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, ok := newRuntime(t, Options{CacheDir: dir}).interruptible(Digest(wasm), wasm); !ok || !bytes.Equal(code, marked) {
+		t.Fatal("a second runtime did not reuse the kept rewrite")
 	}
 }

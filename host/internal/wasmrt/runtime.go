@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt/instrument"
 )
 
 // maxMemoryLimitPages is the most pages a wasm32 memory can have (4 GiB).
@@ -31,7 +31,8 @@ type Runtime struct {
 	modules  map[*Module]struct{}
 	closed   bool
 
-	compiles atomic.Int64 // test seam: how many times code was compiled
+	compiles     atomic.Int64 // test seam: how many times code was compiled
+	compileNanos atomic.Int64 // test seam: how long the last compile took
 }
 
 // compiled is the code of one digest, shared by the modules loaded from it.
@@ -180,7 +181,8 @@ func (r *Runtime) release(c *compiled) {
 // digest's native code.
 func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	r.compiles.Add(1)
-	code, interruptible := r.interruptible(wasm)
+	defer func(start time.Time) { r.compileNanos.Store(int64(time.Since(start))) }(time.Now())
+	code, interruptible := r.interruptible(c.digest, wasm)
 	var err error
 	rc := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(!interruptible && !r.opts.noInterrupt).
@@ -214,23 +216,6 @@ func (r *Runtime) instantiateHostModules(ctx context.Context, rt wazero.Runtime)
 		return fmt.Errorf("instantiating %s: %w", abi.HostNamespace, err)
 	}
 	return nil
-}
-
-// interruptible returns the code to compile for wasm and whether it checks
-// the interrupt flag (see interrupter). A module the rewriter cannot handle
-// is compiled as it is, with wazero's context checks; one that is not valid
-// wasm then fails in wazero's compiler, which says why.
-func (r *Runtime) interruptible(wasm []byte) ([]byte, bool) {
-	if r.opts.noInterrupt {
-		return wasm, false
-	}
-	code, err := instrument.Interruptible(wasm, interruptExport)
-	if err != nil {
-		r.opts.Logger.Info("the module cannot get loop checks; it runs with wazero's slower context checks",
-			"digest", Digest(wasm), "reason", err)
-		return wasm, false
-	}
-	return code, true
 }
 
 func head(b []byte, n int) []byte {
