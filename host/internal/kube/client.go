@@ -26,6 +26,7 @@ type Client struct {
 	dyn   dynamic.Interface
 	disc  *discoveryCache
 	ping  rest.Interface
+	raw   rest.Interface // requests whose responses the host decodes itself (Patch)
 	stats *counters
 	retry retrier
 
@@ -51,8 +52,15 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		watches: map[schema.GroupVersionResource][]*Watch{},
 	}
 	cfg = c.restConfig(cfg)
-	dyn, err := dynamic.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg) // one connection pool for both clients
 	if err != nil {
+		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	}
+	if c.raw, err = rawClient(cfg, hc); err != nil {
 		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
 	}
 	// Discovery and pings are plain requests: bound them (a watch must not

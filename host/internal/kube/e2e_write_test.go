@@ -17,6 +17,14 @@ func TestE2EPatch(t *testing.T) {
 	obj := create(t, dyn, kexGVR, kex(ns, "p", nil))
 	ref := resolve(t, c, "kopfexamples").ResourceRef
 	ctx := t.Context()
+	get := func() *unstructured.Unstructured {
+		t.Helper()
+		got, err := dyn.Resource(kexGVR).Namespace(ns).Get(ctx, "p", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
 	before := c.Stats()
 
 	// Main object: the status in a main patch is ignored (subresource).
@@ -25,10 +33,14 @@ func TestE2EPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.GetAnnotations()["a"] != "1" {
-		t.Errorf("the patch did not stick: %v", out.GetAnnotations())
+	got := get()
+	if got.GetAnnotations()["a"] != "1" {
+		t.Errorf("the patch did not stick: %v", got.GetAnnotations())
 	}
-	if _, found, _ := unstructured.NestedBool(out.Object, "status", "ignored"); found {
+	if out.ResourceVersion != got.GetResourceVersion() || out.ResourceVersion == obj.GetResourceVersion() {
+		t.Errorf("the patch returned resourceVersion %q, the object has %q (was %q)", out.ResourceVersion, got.GetResourceVersion(), obj.GetResourceVersion())
+	}
+	if _, found, _ := unstructured.NestedBool(got.Object, "status", "ignored"); found || out.StatusHas("ignored") {
 		t.Errorf("status changed through the main endpoint")
 	}
 
@@ -37,8 +49,11 @@ func TestE2EPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg, _, _ := unstructured.NestedString(out.Object, "status", "create_fn", "message"); msg != "hi" {
+	if msg, _, _ := unstructured.NestedString(get().Object, "status", "create_fn", "message"); msg != "hi" {
 		t.Errorf("status.create_fn.message = %q", msg)
+	}
+	if !out.StatusHas("create_fn", "message") || out.StatusHas("create_fn", "nothing") || out.StatusHas("kopf") {
+		t.Errorf("the patched status as returned: %s", out.Status)
 	}
 
 	// A JSON patch guarded by the current resourceVersion passes.
@@ -46,12 +61,12 @@ func TestE2EPatch(t *testing.T) {
 		return fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},
 			{"op":"add","path":"/metadata/finalizers","value":["kopf.zalando.org/KopfFinalizerMarker"]}]`, rv)
 	}
-	out, err = c.Patch(ctx, ref, ns, "p", "", abi.PatchJSON, guarded(out.GetResourceVersion()))
+	out, err = c.Patch(ctx, ref, ns, "p", "", abi.PatchJSON, guarded(out.ResourceVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.GetFinalizers()) != 1 {
-		t.Errorf("finalizers = %v", out.GetFinalizers())
+	if got := get(); len(got.GetFinalizers()) != 1 || got.GetResourceVersion() != out.ResourceVersion {
+		t.Errorf("finalizers = %v", got.GetFinalizers())
 	}
 
 	// Stale: a failed test operation, and a merge patch with an old

@@ -44,8 +44,8 @@ func TestPatchRetriesTransientFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.GetResourceVersion() != "7" || calls.Load() != 3 {
-		t.Errorf("resourceVersion %q after %d calls; want 7 after 3", out.GetResourceVersion(), calls.Load())
+	if out.ResourceVersion != "7" || calls.Load() != 3 {
+		t.Errorf("resourceVersion %q after %d calls; want 7 after 3", out.ResourceVersion, calls.Load())
 	}
 	_, err = c.Patch(t.Context(), ref, "ns", "x", "status", abi.PatchMerge, []byte(`{"gone":true}`))
 	if !errors.Is(err, ErrGone) || calls.Load() != 4 {
@@ -53,5 +53,36 @@ func TestPatchRetriesTransientFailures(t *testing.T) {
 	}
 	if st := c.Stats(); st.Patches != 4 || st.Writes != 4 || st.Reads != 0 {
 		t.Errorf("stats = %+v; want 4 patches", st)
+	}
+}
+
+func TestPatchedStatusHas(t *testing.T) {
+	p, err := decodePatched([]byte(`{"metadata":{"resourceVersion":"9"},
+		"status":{"kopf":{"last-handled-configuration":"{}","progress":null},"create_fn":{"message":"hi"},"flag":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		path []string
+		want bool
+	}{
+		{[]string{"kopf", "last-handled-configuration"}, true},
+		{[]string{"kopf", "progress"}, false}, // null
+		{[]string{"kopf", "missing"}, false},
+		{[]string{"create_fn", "message"}, true},
+		{[]string{"flag"}, true},
+		{[]string{"flag", "below"}, false}, // not an object
+		{[]string{"missing"}, false},
+	}
+	for _, c := range cases {
+		if got := p.StatusHas(c.path...); got != c.want {
+			t.Errorf("StatusHas(%v) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	if p.ResourceVersion != "9" {
+		t.Errorf("resourceVersion %q", p.ResourceVersion)
+	}
+	if _, err := decodePatched([]byte(`[1]`)); err == nil {
+		t.Error("an array decoded as an object")
 	}
 }

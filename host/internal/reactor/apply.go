@@ -15,11 +15,11 @@ import (
 var errGone = errors.New("the object is gone")
 
 // apply sends a cycle's patch: at most one request per endpoint, nothing
-// when the patch is empty. It returns the object as the last successful
-// write returned it (nil when nothing was sent). A 404 means the object was
+// when the patch is empty. It returns what the last successful write
+// returned of the object (nil when nothing was sent). A 404 means the object was
 // deleted meanwhile and returns errGone; any other failure is returned for
 // the caller to throttle and retry from fresh state.
-func (o *Operator) apply(ctx context.Context, res kube.Resource, body *unstructured.Unstructured, p *persistence.Patch) (*unstructured.Unstructured, error) {
+func (o *Operator) apply(ctx context.Context, res kube.Resource, body *unstructured.Unstructured, p *persistence.Patch) (*kube.Patched, error) {
 	p.Minimize(body.Object)
 	if p.Empty() {
 		return nil, nil
@@ -28,7 +28,7 @@ func (o *Operator) apply(ctx context.Context, res kube.Resource, body *unstructu
 	if err != nil {
 		return nil, err
 	}
-	var last *unstructured.Unstructured
+	var last *kube.Patched
 	for _, req := range reqs {
 		out, err := o.kube.Patch(ctx, res.ResourceRef, body.GetNamespace(), body.GetName(), req.Subresource, req.Type, req.Data)
 		switch {

@@ -112,14 +112,14 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	if err != nil {
 		return outcome{}, err
 	}
-	if inStatus && last != nil && !hasStatusDiffBase(last.Object) {
+	if inStatus && last != nil && !hasStatusDiffBase(last) {
 		if last, err = o.statusPrunes(ctx, res, obj, c.cause.New); err != nil {
 			return outcome{}, err
 		}
 	}
 	var rv string
 	if last != nil {
-		rv = last.GetResourceVersion()
+		rv = last.ResourceVersion
 	}
 	o.mem.with(key, func(m *memory) {
 		m.memo = c.memo

@@ -20,9 +20,8 @@ import (
 
 var statusDiffBase = objects.Path{"status", "kopf", "last-handled-configuration"}
 
-func hasStatusDiffBase(obj map[string]any) bool {
-	_, ok := objects.Get(obj, statusDiffBase)
-	return ok
+func hasStatusDiffBase(obj *kube.Patched) bool {
+	return obj.StatusHas(statusDiffBase[1:]...)
 }
 
 // storesDiffBaseInStatus reports whether the cycle's patch writes the
@@ -33,8 +32,8 @@ func (c *cyc) storesDiffBaseInStatus() bool {
 }
 
 // statusPrunes switches the resource to the annotation diff-base and stores
-// essence there for obj; it returns the object as patched.
-func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, obj *unstructured.Unstructured, essence map[string]any) (*unstructured.Unstructured, error) {
+// essence there for obj; it returns what the write returned.
+func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, obj *unstructured.Unstructured, essence map[string]any) (*kube.Patched, error) {
 	o.log.Warn("the status of this resource drops unknown fields: its diff-base goes to an annotation from now on; "+
 		"handler results stored in status may be dropped too (add x-kubernetes-preserve-unknown-fields to the CRD's status)",
 		"resource", res.String())
