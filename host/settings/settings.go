@@ -11,6 +11,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -135,7 +136,12 @@ type Wasm struct {
 	// MaxOutputBytes caps the size of a guest's response. Default 4 MiB.
 	MaxOutputBytes int
 	// PoolSize is the number of instances kept per module; an instance is
-	// never shared by two calls at once. Default 4.
+	// never shared by two calls at once. Default: one per CPU the Go
+	// runtime uses (GOMAXPROCS), at least 2 and at most 4. A call is
+	// CPU-bound unless it waits on the host (Kubernetes requests, sleeps),
+	// and each instance holds 3-4 MB (a standard-Go guest), so more
+	// instances than CPUs cost memory and rarely add throughput; raise it
+	// for handlers that spend their time in Kubernetes requests.
 	PoolSize int
 	// CacheDir holds compiled modules across restarts. Default "": compile
 	// in memory only.
@@ -183,7 +189,7 @@ func Default() Settings {
 			CallTimeout:    30 * time.Second,
 			MaxMemoryPages: 1024,
 			MaxOutputBytes: 4 << 20,
-			PoolSize:       4,
+			PoolSize:       min(4, max(2, runtime.GOMAXPROCS(0))),
 		},
 		Kube: Kube{QPS: -1, Burst: 400, RequestTimeout: 300 * time.Second, ErrorBackoffs: seconds(1, 1, 2, 3, 5, 8, 13, 21)},
 	}

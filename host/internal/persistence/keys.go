@@ -59,9 +59,10 @@ func markKey(key string, body map[string]any) string {
 
 // safeName replaces the characters that handler ids have but annotation
 // names may not: "/" becomes ".", "<" and ">" become "_".
-func safeName(key string) string {
-	return strings.NewReplacer("/", ".", "<", "_", ">", "_").Replace(key)
-}
+func safeName(key string) string { return unsafeChars.Replace(key) }
+
+// unsafeChars is built once: a Replacer is costly to build and safe to share.
+var unsafeChars = strings.NewReplacer("/", ".", "<", "_", ">", "_")
 
 // v1Key applies the 63-character limit to the whole key, prefix included
 // (Kopf's legacy form). The hash is of the safe name.
