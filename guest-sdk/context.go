@@ -20,6 +20,7 @@ type Context struct {
 	module  string
 
 	body      lazy[Object]
+	parts     map[string]Object // spec, metadata, status decoded alone (bodyPart)
 	old, new  lazy[any]
 	param     lazy[any]
 	memo      Memo
@@ -107,16 +108,57 @@ func (c *Context) Resource() Resource {
 }
 
 // Body is the whole object.
-func (c *Context) Body() Object { return c.body.get(c.req.Body) }
+func (c *Context) Body() Object {
+	if c.body.done {
+		return c.body.v
+	}
+	body := c.body.get(c.req.Body)
+	for name, part := range c.parts { // the same maps as Spec() etc. returned
+		if _, ok := body[name].(map[string]any); ok && part != nil {
+			body[name] = map[string]any(part)
+		}
+	}
+	return body
+}
 
 // Spec is the object's spec.
-func (c *Context) Spec() Object { return c.Body().Map("spec") }
+func (c *Context) Spec() Object { return c.bodyPart("spec") }
 
 // Meta is the object's metadata.
-func (c *Context) Meta() Object { return c.Body().Map("metadata") }
+func (c *Context) Meta() Object { return c.bodyPart("metadata") }
 
 // Status is the object's status.
-func (c *Context) Status() Object { return c.Body().Map("status") }
+func (c *Context) Status() Object { return c.bodyPart("status") }
+
+// bodyPart returns the object at the body's top-level field name. Until the
+// whole body is needed it decodes that field alone: in wasm, decoding a
+// large body for its spec costs a good part of a handler call.
+func (c *Context) bodyPart(name string) Object {
+	if c.body.done {
+		return c.body.v.Map(name)
+	}
+	if part, ok := c.parts[name]; ok {
+		return part
+	}
+	var raw []byte
+	if len(c.req.Body) > 0 {
+		_ = eachMember(c.req.Body, func(key string, val []byte) error {
+			if key == name { // exact, as a map's keys are; the last one wins
+				raw = val
+			}
+			return nil
+		})
+	}
+	var part Object
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &part)
+	}
+	if c.parts == nil {
+		c.parts = map[string]Object{}
+	}
+	c.parts[name] = part
+	return part
+}
 
 // Labels are the object's labels.
 func (c *Context) Labels() map[string]string { return stringMap(c.Meta()["labels"]) }

@@ -47,46 +47,6 @@ func decodeRequest(in []byte) (*abi.Request, error) {
 	return req, nil
 }
 
-// decodeSmall decodes one of the request's small members.
-func decodeSmall(req *abi.Request, key string, val []byte) error {
-	var into any
-	switch key {
-	case "call":
-		into = &req.Call
-	case "handler":
-		into = &req.Handler
-	case "kind":
-		into = &req.Kind
-	case "reason":
-		into = &req.Reason
-	case "resource":
-		into = &req.Resource
-	case "name":
-		into = &req.Name
-	case "namespace":
-		into = &req.Namespace
-	case "uid":
-		into = &req.UID
-	case "diff":
-		into = &req.Diff
-	case "retry":
-		into = &req.Retry
-	case "started":
-		into = &req.Started
-	case "runtime":
-		into = &req.Runtime
-	case "indices":
-		into = &req.Indices
-	case "admission":
-		into = &req.Admission
-	case "activity":
-		into = &req.Activity
-	default:
-		return nil // a newer host's field: ignored, as encoding/json does
-	}
-	return json.Unmarshal(val, into)
-}
-
 func decodeEvent(val []byte, into **abi.WatchEvent) error {
 	if string(val) == "null" {
 		*into = nil
@@ -193,17 +153,28 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index after the string that starts at b[i], and
-// whether it has escapes.
+// whether it has escapes. It looks for quotes with bytes.IndexByte (an
+// assembly loop, also in wasm) rather than byte by byte: a quote preceded
+// by an odd number of backslashes is escaped.
 func stringEnd(b []byte, i int) (int, bool, error) {
 	escaped := false
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j + 1, escaped, nil
+	for j := i + 1; j <= len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		if !escaped && bytes.IndexByte(b[j:q], '\\') >= 0 {
+			escaped = true
+		}
+		backslashes := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return q + 1, escaped, nil
+		}
+		j = q + 1
 	}
 	return 0, false, fmt.Errorf("%w: unterminated string", errSyntax)
 }

@@ -1,0 +1,208 @@
+package kopf
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
+
+// decodeSmall decodes one of the request's small members. The usual shapes
+// (plain strings, integers, numbers, times, the resource, the diff) are
+// decoded here; encoding/json's set-up per call (reflection, a scanner)
+// costs more in wasm than these values do, and a request has a dozen of
+// them. Anything else, e.g. a string with escapes, goes to encoding/json,
+// which then decides what it means or why it fails.
+func decodeSmall(req *abi.Request, key string, val []byte) error {
+	switch key {
+	case "call":
+		return decodeString(val, (*string)(&req.Call))
+	case "handler":
+		return decodeString(val, &req.Handler)
+	case "kind":
+		return decodeString(val, (*string)(&req.Kind))
+	case "reason":
+		return decodeString(val, (*string)(&req.Reason))
+	case "activity":
+		return decodeString(val, (*string)(&req.Activity))
+	case "name":
+		return decodeString(val, &req.Name)
+	case "namespace":
+		return decodeString(val, &req.Namespace)
+	case "uid":
+		return decodeString(val, &req.UID)
+	case "retry":
+		return decodeInt(val, &req.Retry)
+	case "runtime":
+		return decodeFloat(val, &req.Runtime)
+	case "started":
+		return req.Started.UnmarshalJSON(val)
+	case "resource":
+		if req.Resource != nil { // a repeated key: encoding/json merges into the first
+			return json.Unmarshal(val, &req.Resource)
+		}
+		return decodeResource(val, &req.Resource)
+	case "diff":
+		if req.Diff != nil {
+			return json.Unmarshal(val, &req.Diff)
+		}
+		return decodeDiff(val, &req.Diff)
+	case "indices":
+		return json.Unmarshal(val, &req.Indices)
+	case "admission":
+		return json.Unmarshal(val, &req.Admission)
+	}
+	return nil // a newer host's field: ignored, as encoding/json does
+}
+
+// plainString returns the contents of a JSON string that needs no
+// decoding: printable ASCII without escapes.
+func plainString(val []byte) (string, bool) {
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return "", false
+	}
+	s := val[1 : len(val)-1]
+	for _, c := range s {
+		if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	return string(s), true
+}
+
+func decodeString(val []byte, into *string) error {
+	if s, ok := plainString(val); ok {
+		*into = s
+		return nil
+	}
+	return json.Unmarshal(val, into)
+}
+
+func decodeInt(val []byte, into *int) error {
+	if n, err := strconv.Atoi(string(val)); err == nil {
+		*into = n
+		return nil
+	}
+	return json.Unmarshal(val, into)
+}
+
+func decodeFloat(val []byte, into *float64) error {
+	if f, err := strconv.ParseFloat(string(val), 64); err == nil {
+		*into = f
+		return nil
+	}
+	return json.Unmarshal(val, into)
+}
+
+func decodeBool(val []byte, into *bool) error {
+	switch string(val) {
+	case "true":
+		*into = true
+		return nil
+	case "false":
+		*into = false
+		return nil
+	}
+	return json.Unmarshal(val, into)
+}
+
+func decodeResource(val []byte, into **abi.ResourceRef) error {
+	if string(val) == "null" {
+		*into = nil
+		return nil
+	}
+	ref := &abi.ResourceRef{}
+	err := eachMember(val, func(key string, v []byte) error {
+		switch foldKey(key) {
+		case "group":
+			return decodeString(v, &ref.Group)
+		case "version":
+			return decodeString(v, &ref.Version)
+		case "plural":
+			return decodeString(v, &ref.Plural)
+		case "kind":
+			return decodeString(v, &ref.Kind)
+		case "namespaced":
+			return decodeBool(v, &ref.Namespaced)
+		}
+		return nil
+	})
+	*into = ref
+	return err
+}
+
+// decodeDiff decodes the diff: an array of {op, field, old, new}, with old
+// and new kept as slices of the input.
+func decodeDiff(val []byte, into *[]abi.DiffItem) error {
+	if string(val) == "null" {
+		*into = nil
+		return nil
+	}
+	var items []abi.DiffItem
+	err := eachElement(val, func(v []byte) error {
+		var item abi.DiffItem
+		if string(v) == "null" {
+			items = append(items, item)
+			return nil
+		}
+		err := eachMember(v, func(key string, v []byte) error {
+			switch foldKey(key) {
+			case "op":
+				return decodeString(v, (*string)(&item.Op))
+			case "field":
+				item.Field = item.Field[:0] // a repeated key replaces, as in encoding/json
+				if string(v) == "null" {
+					item.Field = nil
+					return nil
+				}
+				return eachElement(v, func(v []byte) error {
+					var name string
+					err := decodeString(v, &name)
+					item.Field = append(item.Field, name)
+					return err
+				})
+			case "old":
+				item.Old = v
+			case "new":
+				item.New = v
+			}
+			return nil
+		})
+		items = append(items, item)
+		return err
+	})
+	*into = items
+	return err
+}
+
+// eachElement calls fn with each element of the JSON array in b, as a
+// slice of b.
+func eachElement(b []byte, fn func(val []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return fmt.Errorf("%w: not an array", errSyntax)
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return trailing(b, i+1)
+	}
+	for {
+		end, err := valueEnd(b, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(b[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(b, end)
+		switch {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == ']':
+			return trailing(b, i+1)
+		default:
+			return fmt.Errorf("%w: in an array", errSyntax)
+		}
+	}
+}
