@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -199,14 +200,37 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	if err := r.instantiateHostModules(ctx, c.rt); err != nil {
 		return err
 	}
+	allocated := allocatedBytes()
 	if c.code, err = c.rt.CompileModule(ctx, code); err != nil {
 		return fmt.Errorf("%w: %w; rebuild it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared and the kopf-wasm guest SDK", ErrCompile, err)
 	}
-	// Compiling a 4 MB module leaves ~35 MB of garbage behind, and the
-	// heap it grew to would stay resident as headroom for the host's later
-	// allocations; loads are rare, so give it back to the system at once.
-	debug.FreeOSMemory()
+	freeCompileGarbage(allocated)
 	return nil
+}
+
+// compileGarbage is how much a compile must allocate for its garbage to be
+// given back at once: a cold compile of a 3.4 MB module allocates ~60 MB,
+// a look-up in the compilation cache ~6 MB.
+const compileGarbage = 32 << 20
+
+// freeCompileGarbage returns the garbage of a compile that allocated more
+// than compileGarbage since allocated (allocatedBytes) to the system. The
+// heap a cold compile grew to (some 35 MB of garbage for a 4 MB module)
+// would otherwise stay resident as headroom for the host's later
+// allocations; cold compiles are rare and take seconds, so the forced
+// collection (tens of ms) does not matter, while a cached load skips it.
+func freeCompileGarbage(allocated uint64) {
+	if allocatedBytes()-allocated > compileGarbage {
+		debug.FreeOSMemory()
+	}
+}
+
+// allocatedBytes returns the bytes the process has allocated on the heap
+// so far (cumulative).
+func allocatedBytes() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // instantiateHostModules makes rt serve the imports of guests.
