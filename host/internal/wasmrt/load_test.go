@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -186,5 +187,25 @@ func TestLoadKeepsTheRewrite(t *testing.T) {
 	}
 	if code, ok := newRuntime(t, Options{CacheDir: dir}).interruptible(Digest(wasm), wasm); !ok || !bytes.Equal(code, marked) {
 		t.Fatal("a second runtime did not reuse the kept rewrite")
+	}
+}
+
+// TestInterruptibleFallsBack shows that a module the rewriter refuses is
+// compiled as it is (with wazero's context checks), and that the reason
+// is logged: here a module that already exports the interrupt flag's name.
+func TestInterruptibleFallsBack(t *testing.T) {
+	logs := &logRecorder{}
+	r := newRuntime(t, Options{Logger: slog.New(logs)})
+	// (module (global i32 (i32.const 0)) (export "kopf_wasm_interrupt" (global 0)))
+	clash := []byte("\x00asm\x01\x00\x00\x00" +
+		"\x06\x06\x01\x7f\x00\x41\x00\x0b" +
+		"\x07\x17\x01\x13kopf_wasm_interrupt\x03\x00")
+	code, ok := r.interruptible(Digest(clash), clash)
+	if ok || !bytes.Equal(code, clash) {
+		t.Fatalf("interruptible = %d bytes, %v; want the module unchanged and no checks", len(code), ok)
+	}
+	attrs, found := logs.find("the module cannot get loop checks; it runs with wazero's slower context checks")
+	if !found || !strings.Contains(attrs["reason"], "already exported") {
+		t.Errorf("log = %v, %v", attrs, found)
 	}
 }
