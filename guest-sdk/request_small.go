@@ -139,7 +139,7 @@ func decodeDiff(val []byte, into *[]abi.DiffItem) error {
 		*into = nil
 		return nil
 	}
-	var items []abi.DiffItem
+	items := []abi.DiffItem{} // [] is an empty diff, not nil, as in encoding/json
 	err := eachElement(val, func(v []byte) error {
 		var item abi.DiffItem
 		if string(v) == "null" {
@@ -151,11 +151,13 @@ func decodeDiff(val []byte, into *[]abi.DiffItem) error {
 			case "op":
 				return decodeString(v, (*string)(&item.Op))
 			case "field":
-				item.Field = item.Field[:0] // a repeated key replaces, as in encoding/json
 				if string(v) == "null" {
 					item.Field = nil
 					return nil
 				}
+				// A repeated key replaces, and [] is an empty path (a field
+				// handler's own field), not nil: as encoding/json does.
+				item.Field = []string{}
 				return eachElement(v, func(v []byte) error {
 					var name string
 					err := decodeString(v, &name)
