@@ -48,7 +48,8 @@ type Kind string
 // error of the handler (its errors mode decides); the kind is for logs,
 // metrics and tests.
 const (
-	// KindTimeout: the call ran past [Options.Timeout]; the instance was closed.
+	// KindTimeout: the call ran past [Options.Timeout]; the guest was stopped
+	// and the instance is discarded.
 	KindTimeout Kind = "timeout"
 	// KindCanceled: the caller's context ended first (while waiting for an
 	// instance or during the call).

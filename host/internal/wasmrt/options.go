@@ -15,8 +15,9 @@ type Options struct {
 	CacheDir string
 
 	// Timeout bounds one call of a guest export, including the host
-	// functions it calls; when it passes the instance is closed and the call
-	// fails with [KindTimeout]. Default 60s.
+	// functions it calls; when it passes the guest is stopped (its loop
+	// checks trap), the call fails with [KindTimeout] and the instance is
+	// discarded. Default 60s.
 	Timeout time.Duration
 
 	// MemoryLimitPages caps the linear memory of an instance, in 64 KiB wasm
