@@ -2,7 +2,7 @@
 // the host's Extism kernel, one per handler id: "log" logs a message at each
 // level with pdk.Log (trace through log_trace itself, see logTrace), "vars" counts its calls in a variable (pdk.GetVar and
 // SetVar) and returns the count, "config" returns whether pdk.GetConfig
-// found "x", "http" sends a GET to the URL in its param with an X-Guest
+// found "x", "env" returns the guest's GOGC environment variable, "http" sends a GET to the URL in its param with an X-Guest
 // header and returns the response's status, body and X-Reply header, and
 // "error" fails with pdk.SetError. Its manifest allows HTTP to 127.0.0.1.
 package main
@@ -10,6 +10,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strconv"
 
 	"github.com/extism/go-pdk"
@@ -25,7 +26,7 @@ func logTrace(uint64)
 //go:wasmimport extism:host/env get_log_level
 func getLogLevel() int32
 
-var handlers = []string{"log", "vars", "config", "http", "error"}
+var handlers = []string{"log", "vars", "config", "env", "http", "error"}
 
 //go:wasmexport kopf_manifest
 func manifest() int32 {
@@ -69,6 +70,8 @@ func handle() int32 {
 	case "config":
 		_, found := pdk.GetConfig("x")
 		result = map[string]bool{"found": found}
+	case "env":
+		result = map[string]string{"GOGC": os.Getenv("GOGC")}
 	case "http":
 		var url string
 		if err := json.Unmarshal(req.Param, &url); err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -43,6 +44,9 @@ func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error
 		WithSysNanotime().
 		WithSysNanosleep().
 		WithRandSource(rand.Reader)
+	if r.opts.GuestGOGC > 0 {
+		config = config.WithEnv("GOGC", strconv.Itoa(r.opts.GuestGOGC))
+	}
 	mod, err := c.rt.InstantiateModule(withMemoryAllocator(ctx), c.code, config)
 	if err != nil {
 		return nil, err

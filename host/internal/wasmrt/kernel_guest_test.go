@@ -133,6 +133,24 @@ func TestExtismKernelConfig(t *testing.T) {
 	}
 }
 
+// TestGuestGOGC shows that instances get Options.GuestGOGC as their GOGC
+// environment variable (default 50), and none with -1.
+func TestGuestGOGC(t *testing.T) {
+	for _, c := range []struct {
+		opt  int
+		want string
+	}{{0, `{"GOGC":"50"}`}, {25, `{"GOGC":"25"}`}, {-1, `{"GOGC":""}`}} {
+		r := newRuntime(t, Options{Logger: discardLogger(), GuestGOGC: c.opt})
+		res, err := extismCall(t, load(t, r, "extism"), "env", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(res) != c.want {
+			t.Errorf("GuestGOGC %d: the guest sees %s, want %s", c.opt, res, c.want)
+		}
+	}
+}
+
 // replyServer answers a GET that carries the guest's X-Guest header with 202,
 // a body and an X-Reply header, and anything else with 400.
 func replyServer(t *testing.T, hits *atomic.Int32) *httptest.Server {

@@ -33,6 +33,15 @@ type Options struct {
 	// most concurrent calls into it; more callers wait. Default 4.
 	PoolSize int
 
+	// GuestGOGC is the GOGC environment variable of every instance, which
+	// the Go runtime of a standard-Go (or TinyGo) guest reads at start;
+	// other guests ignore it. A guest's linear memory only grows, in the
+	// steps its heap took, so a lower GOGC keeps instances smaller: 50
+	// keeps an instance of the kopfexample module at 6.3 MiB instead of
+	// 8.3 MiB after 3,000 calls, at no measurable CPU cost (25 costs about
+	// 10 %). Default 50; -1 leaves GOGC unset (the guest's default, 100).
+	GuestGOGC int
+
 	// Logger receives the guests' log records (with the module, handler and
 	// object added) and the runtime's own messages. Default slog.Default().
 	Logger *slog.Logger
@@ -49,6 +58,7 @@ const (
 	DefaultMemoryLimitPages = 2048
 	DefaultMaxOutputBytes   = 4 << 20
 	DefaultPoolSize         = 4
+	DefaultGuestGOGC        = 50
 )
 
 // withDefaults returns o with every unset field set to its default.
@@ -64,6 +74,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PoolSize <= 0 {
 		o.PoolSize = DefaultPoolSize
+	}
+	if o.GuestGOGC == 0 {
+		o.GuestGOGC = DefaultGuestGOGC
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
