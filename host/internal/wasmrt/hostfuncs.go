@@ -10,8 +10,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
@@ -31,7 +29,7 @@ func (r *Runtime) hostFunctions() []goFunc {
 	}
 	var out []goFunc
 	for name, fn := range funcs {
-		out = append(out, goFunc{name, []api.ValueType{i64}, []api.ValueType{i64}, serveHostFunc(name, fn)})
+		out = append(out, goFunc{name, one64, one64, serveHostFunc(name, fn)})
 	}
 	return out
 }

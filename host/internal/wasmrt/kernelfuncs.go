@@ -25,36 +25,45 @@ type goFunc struct {
 	fn              func(ctx context.Context, c *call, stack []uint64)
 }
 
+// Signatures of the kernel functions.
+var (
+	none   []api.ValueType
+	one64  = []api.ValueType{i64}
+	two64  = []api.ValueType{i64, i64}
+	one32  = []api.ValueType{i32}
+	i64i32 = []api.ValueType{i64, i32}
+)
+
 // kernelFunctions are the extism:host/env functions, served from the
 // instance's [kernel].
 func (r *Runtime) kernelFunctions() []goFunc {
 	return []goFunc{
-		{"alloc", []api.ValueType{i64}, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = k.alloc(s[0]) })},
-		{"free", []api.ValueType{i64}, nil, onKernel(func(k *kernel, s []uint64) { k.free(s[0]) })},
-		{"length", []api.ValueType{i64}, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = k.length(s[0]) })},
-		{"length_unsafe", []api.ValueType{i64}, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = k.length(s[0]) })},
-		{"load_u8", []api.ValueType{i64}, []api.ValueType{i32}, onKernel(func(k *kernel, s []uint64) { s[0] = uint64(k.loadU8(s[0])) })},
-		{"load_u64", []api.ValueType{i64}, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = k.loadU64(s[0]) })},
-		{"store_u8", []api.ValueType{i64, i32}, nil, onKernel(func(k *kernel, s []uint64) { k.storeU8(s[0], uint32(s[1])) })},
-		{"store_u64", []api.ValueType{i64, i64}, nil, onKernel(func(k *kernel, s []uint64) { k.storeU64(s[0], s[1]) })},
-		{"input_length", nil, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = k.inputLength() })},
-		{"input_offset", nil, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = k.input })},
-		{"input_load_u8", []api.ValueType{i64}, []api.ValueType{i32}, onKernel(func(k *kernel, s []uint64) { s[0] = uint64(k.inputLoadU8(s[0])) })},
-		{"input_load_u64", []api.ValueType{i64}, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = k.inputLoadU64(s[0]) })},
-		{"output_set", []api.ValueType{i64, i64}, nil, onKernel(func(k *kernel, s []uint64) { k.setOutput(s[0], s[1]) })},
-		{"error_set", []api.ValueType{i64}, nil, onKernel(func(k *kernel, s []uint64) { k.errorAt = s[0] })},
-		{"config_get", []api.ValueType{i64}, []api.ValueType{i64}, onKernel(func(k *kernel, s []uint64) { s[0] = 0 })},
-		{"var_get", []api.ValueType{i64}, []api.ValueType{i64}, varGet},
-		{"var_set", []api.ValueType{i64, i64}, nil, varSet},
-		{"http_request", []api.ValueType{i64, i64}, []api.ValueType{i64}, r.httpRequest},
-		{"http_status_code", nil, []api.ValueType{i32}, onKernel(func(k *kernel, s []uint64) { s[0] = uint64(uint32(k.httpStatus)) })},
-		{"http_headers", nil, []api.ValueType{i64}, httpHeaders},
-		{"get_log_level", nil, []api.ValueType{i32}, r.getLogLevel},
-		{"log_trace", []api.ValueType{i64}, nil, r.guestLogAt(slog.LevelDebug - 4)},
-		{"log_debug", []api.ValueType{i64}, nil, r.guestLogAt(slog.LevelDebug)},
-		{"log_info", []api.ValueType{i64}, nil, r.guestLogAt(slog.LevelInfo)},
-		{"log_warn", []api.ValueType{i64}, nil, r.guestLogAt(slog.LevelWarn)},
-		{"log_error", []api.ValueType{i64}, nil, r.guestLogAt(slog.LevelError)},
+		{"alloc", one64, one64, onKernel(func(k *kernel, s []uint64) { s[0] = k.alloc(s[0]) })},
+		{"free", one64, none, onKernel(func(k *kernel, s []uint64) { k.free(s[0]) })},
+		{"length", one64, one64, onKernel(func(k *kernel, s []uint64) { s[0] = k.length(s[0]) })},
+		{"length_unsafe", one64, one64, onKernel(func(k *kernel, s []uint64) { s[0] = k.length(s[0]) })},
+		{"load_u8", one64, one32, onKernel(func(k *kernel, s []uint64) { s[0] = uint64(k.loadU8(s[0])) })},
+		{"load_u64", one64, one64, onKernel(func(k *kernel, s []uint64) { s[0] = k.loadU64(s[0]) })},
+		{"store_u8", i64i32, none, onKernel(func(k *kernel, s []uint64) { k.storeU8(s[0], uint32(s[1])) })},
+		{"store_u64", two64, none, onKernel(func(k *kernel, s []uint64) { k.storeU64(s[0], s[1]) })},
+		{"input_length", none, one64, onKernel(func(k *kernel, s []uint64) { s[0] = k.inputLength() })},
+		{"input_offset", none, one64, onKernel(func(k *kernel, s []uint64) { s[0] = k.input })},
+		{"input_load_u8", one64, one32, onKernel(func(k *kernel, s []uint64) { s[0] = uint64(k.inputLoadU8(s[0])) })},
+		{"input_load_u64", one64, one64, onKernel(func(k *kernel, s []uint64) { s[0] = k.inputLoadU64(s[0]) })},
+		{"output_set", two64, none, onKernel(func(k *kernel, s []uint64) { k.setOutput(s[0], s[1]) })},
+		{"error_set", one64, none, onKernel(func(k *kernel, s []uint64) { k.errorAt = s[0] })},
+		{"config_get", one64, one64, func(_ context.Context, _ *call, s []uint64) { s[0] = 0 }}, // no config
+		{"var_get", one64, one64, varGet},
+		{"var_set", two64, none, varSet},
+		{"http_request", two64, one64, r.httpRequest},
+		{"http_status_code", none, one32, onKernel(func(k *kernel, s []uint64) { s[0] = uint64(uint32(k.httpStatus)) })},
+		{"http_headers", none, one64, httpHeaders},
+		{"get_log_level", none, one32, r.getLogLevel},
+		{"log_trace", one64, none, r.guestLogAt(slog.LevelDebug - 4)},
+		{"log_debug", one64, none, r.guestLogAt(slog.LevelDebug)},
+		{"log_info", one64, none, r.guestLogAt(slog.LevelInfo)},
+		{"log_warn", one64, none, r.guestLogAt(slog.LevelWarn)},
+		{"log_error", one64, none, r.guestLogAt(slog.LevelError)},
 	}
 }
 
