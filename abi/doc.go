@@ -28,7 +28,11 @@
 //     offset of a kernel memory block that holds the JSON request, and returns
 //     one i64, the offset of a block that holds the JSON reply (0 when the
 //     function has no reply). The guest owns its request block; the guest
-//     owns and frees the reply block after reading it.
+//     owns and frees the reply block after reading it. Two more functions
+//     there, [HostInputRead] and [HostOutputWrite], move the call's input
+//     and output between kernel memory and the guest's own memory in one
+//     call (i32 pointer and length); a guest may use them or Extism's
+//     input_load/output_set, which take one call per 8 bytes.
 //
 // # Memory and instances
 //

@@ -35,3 +35,17 @@ const (
 	// stop; its request is empty ({}), its reply a [SleepResponse].
 	HostIsStopped = "is_stopped"
 )
+
+// Copy functions in [HostNamespace]: they move a call's input and output
+// between kernel memory and the guest's own memory in one call, where
+// Extism's input_load_u64 and store_u64 take one call per 8 bytes. Their
+// arguments are i32: a pointer into the guest's memory and a length.
+const (
+	// HostInputRead copies the call's input (up to len bytes) to ptr and
+	// returns how many bytes it copied; the input's length is Extism's
+	// input_length.
+	HostInputRead = "input_read"
+	// HostOutputWrite sets the call's output to the len bytes at ptr, as
+	// Extism's output_set does with a kernel block.
+	HostOutputWrite = "output_write"
+)

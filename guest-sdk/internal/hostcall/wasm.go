@@ -4,6 +4,7 @@ package hostcall
 
 import (
 	"runtime"
+	"unsafe"
 
 	"github.com/extism/go-pdk"
 	"github.com/kopf-wasm/kopf-wasm/abi"
@@ -27,7 +28,7 @@ func exportManifest() int32 {
 //go:wasmexport kopf_handle
 func exportHandle() int32 {
 	defer runtime.Gosched()
-	out, err := served.Handle(pdk.Input(), wasmHost{})
+	out, err := served.Handle(input(), wasmHost{})
 	return finish(out, err)
 }
 
@@ -36,9 +37,39 @@ func finish(out []byte, err error) int32 {
 		pdk.SetError(err)
 		return 1
 	}
-	pdk.Output(out)
+	output(out)
 	return 0
 }
+
+// input reads the call's input with one host call (go-pdk's Input makes
+// one per 8 bytes).
+func input() []byte {
+	buf := make([]byte, extismInputLength())
+	if len(buf) > 0 {
+		hostInputRead(unsafe.Pointer(&buf[0]), uint32(len(buf)))
+	}
+	return buf
+}
+
+// output sets the call's output with one host call (go-pdk's Output makes
+// one per 8 bytes).
+func output(b []byte) {
+	if len(b) == 0 {
+		hostOutputWrite(nil, 0)
+		return
+	}
+	hostOutputWrite(unsafe.Pointer(&b[0]), uint32(len(b)))
+	runtime.KeepAlive(b)
+}
+
+//go:wasmimport extism:host/env input_length
+func extismInputLength() uint64
+
+//go:wasmimport kopf:host/v1 input_read
+func hostInputRead(ptr unsafe.Pointer, n uint32) uint32
+
+//go:wasmimport kopf:host/v1 output_write
+func hostOutputWrite(ptr unsafe.Pointer, n uint32)
 
 //go:wasmimport kopf:host/v1 log
 func hostLog(request uint64) uint64

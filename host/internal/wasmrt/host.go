@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tetratelabs/wazero/api"
+
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
@@ -85,7 +87,8 @@ type call struct {
 	handler string
 	req     *abi.Request // nil for the manifest call
 	host    Host
-	kernel  *kernel // of the instance called
+	kernel  *kernel    // of the instance called
+	memory  api.Memory // the linear memory of the instance called
 }
 
 type callKey struct{}

@@ -27,11 +27,40 @@ func (r *Runtime) hostFunctions() []goFunc {
 		abi.HostSleepUntilStopped: hostSleepUntilStopped,
 		abi.HostIsStopped:         hostIsStopped,
 	}
-	var out []goFunc
+	out := []goFunc{
+		{abi.HostInputRead, two32, one32, hostInputRead},
+		{abi.HostOutputWrite, two32, none, hostOutputWrite},
+	}
 	for name, fn := range funcs {
 		out = append(out, goFunc{name, one64, one64, serveHostFunc(name, fn)})
 	}
 	return out
+}
+
+// hostInputRead copies the call's input to the guest's memory: input_read
+// (ptr, len i32) -> i32, the bytes copied.
+func hostInputRead(_ context.Context, c *call, s []uint64) {
+	k, ptr := c.kernelOrFault(), uint32(s[0])
+	n := min(uint64(uint32(s[1])), k.inputLen)
+	if c.memory == nil || !c.memory.Write(ptr, k.mem[k.input:k.input+n]) {
+		kernelFault("input_read: %d bytes at %d do not fit in the guest's memory", n, ptr)
+	}
+	s[0] = n
+}
+
+// hostOutputWrite sets the call's output from the guest's memory:
+// output_write(ptr, len i32).
+func hostOutputWrite(_ context.Context, c *call, s []uint64) {
+	k, ptr, n := c.kernelOrFault(), uint32(s[0]), uint32(s[1])
+	var out []byte
+	ok := c.memory != nil
+	if ok {
+		out, ok = c.memory.Read(ptr, n)
+	}
+	if !ok {
+		kernelFault("output_write: %d bytes at %d are outside the guest's memory", n, ptr)
+	}
+	k.setOutput(k.write(out), uint64(n))
 }
 
 // serveHostFunc adapts fn to Extism's convention for host functions: one

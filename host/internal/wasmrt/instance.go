@@ -66,7 +66,7 @@ func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error
 		inst.interrupt.flag = flag
 	}
 	if inst.has("_initialize") {
-		initCtx, cancel := context.WithTimeout(withCall(ctx, &call{host: NoHost{}, kernel: inst.kernel}), r.opts.Timeout)
+		initCtx, cancel := context.WithTimeout(withCall(ctx, &call{host: NoHost{}, kernel: inst.kernel, memory: mod.Memory()}), r.opts.Timeout)
 		_, cerr := inst.invoke(initCtx, "_initialize", nil)
 		cancel()
 		if cerr != nil {

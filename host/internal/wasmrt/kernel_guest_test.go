@@ -233,3 +233,54 @@ func TestExtismKernelError(t *testing.T) {
 			cerr, cerr.Kind, cerr.Code, cerr.Detail)
 	}
 }
+
+// TestCopyFunctions calls input_read and output_write as a guest would,
+// on a real instance's memory: in range they copy, out of range they fail
+// the guest with a one-line kernel error.
+func TestCopyFunctions(t *testing.T) {
+	m := load(t, newRuntime(t, Options{Logger: discardLogger()}), "good")
+	inst, err := m.pool.get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.pool.put(inst)
+	k := newKernel(1 << 20)
+	k.setInput([]byte(`{"hello":"guest"}`))
+	c := &call{kernel: k, memory: inst.mod.Memory()}
+	end := inst.mod.Memory().Size()
+
+	s := []uint64{uint64(end - 100), 5} // a short read copies what was asked
+	hostInputRead(t.Context(), c, s)
+	if got, _ := inst.mod.Memory().Read(end-100, 5); s[0] != 5 || string(got) != `{"hel` {
+		t.Errorf("input_read of 5 bytes: %d, %q", s[0], got)
+	}
+	s = []uint64{uint64(end - 100), 100} // a long one copies the whole input
+	hostInputRead(t.Context(), c, s)
+	if s[0] != 17 {
+		t.Errorf("input_read copied %d bytes, want 17", s[0])
+	}
+	hostOutputWrite(t.Context(), c, []uint64{uint64(end - 100), 17})
+	if string(k.outputBytes()) != `{"hello":"guest"}` {
+		t.Errorf("output = %q", k.outputBytes())
+	}
+	for name, fn := range map[string]func(){
+		"input_read":   func() { hostInputRead(t.Context(), c, []uint64{uint64(end - 4), 17}) },
+		"output_write": func() { hostOutputWrite(t.Context(), c, []uint64{uint64(end - 4), 17}) },
+	} {
+		err := recoverKernelFault(fn)
+		if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s past the end of memory: %v, want a one-line kernel error", name, err)
+		}
+	}
+}
+
+// recoverKernelFault runs fn and returns the *kernelError it panicked with.
+func recoverKernelFault(fn func()) (err *kernelError) {
+	defer func() {
+		if v := recover(); v != nil {
+			err, _ = v.(*kernelError)
+		}
+	}()
+	fn()
+	return nil
+}

@@ -31,6 +31,7 @@ var (
 	one64  = []api.ValueType{i64}
 	two64  = []api.ValueType{i64, i64}
 	one32  = []api.ValueType{i32}
+	two32  = []api.ValueType{i32, i32}
 	i64i32 = []api.ValueType{i64, i32}
 )
 

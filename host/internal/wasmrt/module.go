@@ -149,7 +149,7 @@ func (m *Module) invokeFor(ctx context.Context, inst *instance, fn string, input
 	if host == nil {
 		host = NoHost{}
 	}
-	c := &call{module: m, req: req, host: host, kernel: inst.kernel}
+	c := &call{module: m, req: req, host: host, kernel: inst.kernel, memory: inst.mod.Memory()}
 	if req != nil {
 		c.handler = req.Handler
 	}
