@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -25,7 +24,6 @@ type Client struct {
 	host  string
 	dyn   dynamic.Interface
 	disc  *discoveryCache
-	ping  rest.Interface
 	raw   rest.Interface // requests whose responses the host decodes itself (Patch)
 	stats *counters
 	retry retrier
@@ -63,16 +61,10 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if c.raw, err = rawClient(cfg, hc); err != nil {
 		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
 	}
-	// Discovery and pings are plain requests: bound them (a watch must not
-	// be, which is why the shared config has no timeout).
-	short := rest.CopyConfig(cfg)
-	short.Timeout = opts.RequestTimeout
-	dc, err := discovery.NewDiscoveryClientForConfig(short)
-	if err != nil {
-		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
-	}
-	c.dyn, c.ping = dyn, dc.RESTClient()
-	c.disc = newDiscoveryCache(dc, opts.DiscoveryRefresh)
+	// Discovery and pings are plain requests, bounded by a context timeout
+	// each (a watch must not be, which is why the shared config has none).
+	c.dyn = dyn
+	c.disc = newDiscoveryCache(c.raw, opts.RequestTimeout, opts.DiscoveryRefresh)
 	c.nsInf = &nsTracker{c: c}
 	c.retry = retrier{backoffs: opts.Backoffs, timeout: opts.RequestTimeout, onRetry: c.logRetry}
 	return c, nil
@@ -98,7 +90,7 @@ func (c *Client) restConfig(cfg *rest.Config) *rest.Config {
 func (c *Client) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 	defer cancel()
-	err := c.ping.Get().AbsPath("/version").Do(ctx).Error()
+	err := c.raw.Get().AbsPath("/version").Do(ctx).Error()
 	var status apierrors.APIStatus
 	switch {
 	case err == nil:

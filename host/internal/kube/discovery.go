@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
@@ -16,7 +16,8 @@ import (
 // discoveryCache keeps the last discovery snapshot and refreshes it when a
 // name is missing, no more often than minRefresh.
 type discoveryCache struct {
-	client     discovery.DiscoveryInterface
+	client     rest.Interface
+	timeout    time.Duration // of each discovery request
 	minRefresh time.Duration
 
 	mu      sync.Mutex
@@ -24,8 +25,8 @@ type discoveryCache struct {
 	fetched time.Time
 }
 
-func newDiscoveryCache(client discovery.DiscoveryInterface, minRefresh time.Duration) *discoveryCache {
-	return &discoveryCache{client: client, minRefresh: minRefresh}
+func newDiscoveryCache(client rest.Interface, timeout, minRefresh time.Duration) *discoveryCache {
+	return &discoveryCache{client: client, timeout: timeout, minRefresh: minRefresh}
 }
 
 // resolve resolves a selector, refreshing once on a miss.
@@ -84,8 +85,10 @@ func (d *discoveryCache) get(ctx context.Context, refresh bool) (snap discovered
 	if err := ctx.Err(); err != nil {
 		return discovered{}, false, err
 	}
-	groups, lists, err := discovery.ServerGroupsAndResources(d.client)
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	fetched, err := discover(ctx, d.client)
+	if err != nil {
 		if d.snap != nil {
 			return *d.snap, false, nil // keep serving the last good snapshot
 		}
@@ -93,7 +96,7 @@ func (d *discoveryCache) get(ctx context.Context, refresh bool) (snap discovered
 	}
 	// A failed group (an aggregated API that is down) leaves the others
 	// usable, as it should: its resources are simply not found.
-	d.snap = &discovered{groups: groups, lists: lists}
+	d.snap = fetched
 	d.fetched = time.Now()
 	return *d.snap, true, nil
 }
