@@ -93,17 +93,20 @@ func BenchmarkLoad(b *testing.B) {
 	wasm := guest(b, "good")
 	ctx := context.Background()
 	var compile time.Duration
+	var faults int64
 	loadOnce := func(b *testing.B, dir string) {
 		b.StopTimer()
 		r, err := New(Options{CacheDir: dir, Logger: discardLogger()})
 		if err != nil {
 			b.Fatal(err)
 		}
+		f := minorFaults()
 		b.StartTimer()
 		if _, err := r.Load(ctx, "good", wasm); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		faults += minorFaults() - f
 		compile += time.Duration(r.compileNanos.Load())
 		_ = r.Close(ctx)
 		b.StartTimer()
@@ -111,9 +114,10 @@ func BenchmarkLoad(b *testing.B) {
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(len(wasm))/(1<<20), "wasm-MiB")
 		b.ReportMetric(float64(compile.Microseconds())/1e3/float64(b.N), "compile-ms/op")
+		b.ReportMetric(float64(faults)/float64(b.N), "minflt/op")
 	}
 	b.Run("cold", func(b *testing.B) {
-		compile = 0
+		compile, faults = 0, 0
 		for range b.N {
 			b.StopTimer()
 			dir := b.TempDir()
@@ -125,13 +129,47 @@ func BenchmarkLoad(b *testing.B) {
 	b.Run("cached", func(b *testing.B) {
 		dir := b.TempDir()
 		loadOnce(b, dir)
-		compile = 0
+		compile, faults = 0, 0
 		b.ResetTimer()
 		for range b.N {
 			loadOnce(b, dir)
 		}
 		report(b)
 	})
+}
+
+// BenchmarkInstance measures a new instance of the good guest, as the pool
+// makes one: instantiation (memory, data segments), _initialize and one
+// manifest call. populated is the default (the initial memory populated
+// in one system call); demand leaves its pages to fault in one at a time.
+// minflt/op counts the process's minor page faults (populated pages
+// included).
+func BenchmarkInstance(b *testing.B) {
+	for _, demand := range []bool{false, true} {
+		name := "populated"
+		if demand {
+			name = "demand"
+		}
+		b.Run(name, func(b *testing.B) {
+			populateOff = demand
+			defer func() { populateOff = false }()
+			r := newRuntime(b, Options{Logger: discardLogger()})
+			m := load(b, r, "good")
+			ctx := context.Background()
+			faults := minorFaults()
+			for b.Loop() {
+				inst, err := newInstance(ctx, r, m.code)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := m.invoke(ctx, inst, abi.ExportManifest, nil, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+				inst.close()
+			}
+			b.ReportMetric(float64(minorFaults()-faults)/float64(b.N), "minflt/op")
+		})
+	}
 }
 
 // BenchmarkInstanceRSS measures the resident memory that pooled instances
@@ -191,6 +229,15 @@ func memoryNow(b *testing.B) (rss, heap uint64) {
 	}
 	b.Fatal("no VmRSS in /proc/self/status")
 	return 0, 0
+}
+
+// minorFaults returns the minor page faults the process took so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
 }
 
 // cpuTime returns the CPU time the process used so far (user + system).

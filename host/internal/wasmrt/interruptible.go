@@ -23,26 +23,29 @@ const instrumentVersion = "2"
 // rewriter cannot handle is compiled as it is, with wazero's context
 // checks; one that is not valid wasm then fails in wazero's compiler,
 // which says why.
-func (r *Runtime) interruptible(digest string, wasm []byte) ([]byte, bool) {
+func (r *Runtime) interruptible(digest string, wasm []byte) (code []byte, unmap func(), ok bool) {
 	if r.opts.noInterrupt {
-		return wasm, false
+		return wasm, nil, false
 	}
 	path := r.instrumentedPath(digest)
 	if path != "" {
-		if code, err := os.ReadFile(path); err == nil && bytes.HasPrefix(code, []byte("\x00asm")) {
-			return code, true
+		if code, unmap, err := mapFile(path); err == nil {
+			if bytes.HasPrefix(code, []byte("\x00asm")) {
+				return code, unmap, true
+			}
+			unmap()
 		}
 	}
 	code, err := instrument.Interruptible(wasm, interruptExport)
 	if err != nil {
 		r.opts.Logger.Info("the module cannot get loop checks; it runs with wazero's slower context checks",
 			"digest", digest, "reason", err)
-		return wasm, false
+		return wasm, nil, false
 	}
 	if path != "" {
 		r.keep(path, code)
 	}
-	return code, true
+	return code, nil, true
 }
 
 // instrumentedPath returns where the cache keeps the rewrite of digest, or

@@ -185,8 +185,14 @@ func TestLoadKeepsTheRewrite(t *testing.T) {
 	if err := os.WriteFile(path, marked, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, ok := newRuntime(t, Options{CacheDir: dir}).interruptible(Digest(wasm), wasm); !ok || !bytes.Equal(code, marked) {
+	code, unmap, ok := newRuntime(t, Options{CacheDir: dir}).interruptible(Digest(wasm), wasm)
+	if !ok || !bytes.Equal(code, marked) {
 		t.Fatal("a second runtime did not reuse the kept rewrite")
+	}
+	if unmap == nil {
+		t.Error("the kept rewrite was read into the heap, not mapped")
+	} else {
+		unmap()
 	}
 }
 
@@ -200,7 +206,7 @@ func TestInterruptibleFallsBack(t *testing.T) {
 	clash := []byte("\x00asm\x01\x00\x00\x00" +
 		"\x06\x06\x01\x7f\x00\x41\x00\x0b" +
 		"\x07\x17\x01\x13kopf_wasm_interrupt\x03\x00")
-	code, ok := r.interruptible(Digest(clash), clash)
+	code, _, ok := r.interruptible(Digest(clash), clash)
 	if ok || !bytes.Equal(code, clash) {
 		t.Fatalf("interruptible = %d bytes, %v; want the module unchanged and no checks", len(code), ok)
 	}

@@ -47,8 +47,11 @@ type compiled struct {
 	// interruptible: the code checks the interrupt flag in its loops;
 	// otherwise it was compiled with wazero's context checks.
 	interruptible bool
-	err           error
-	refs          int // guarded by Runtime.mu
+	// unmap releases the mapped file code was compiled from (the kept
+	// rewrite), once the code is closed; nil when code is in the heap.
+	unmap func()
+	err   error
+	refs  int // guarded by Runtime.mu
 }
 
 // New returns a runtime with opts (see [Options] for the defaults).
@@ -174,6 +177,9 @@ func (r *Runtime) release(c *compiled) {
 	if c.cache != nil {
 		_ = c.cache.Close(ctx) // frees the native code of this digest
 	}
+	if c.unmap != nil {
+		c.unmap() // wazero's decoded module refers to the mapped bytes until now
+	}
 }
 
 // compile compiles wasm into c, in a wazero runtime of its own that
@@ -184,7 +190,8 @@ func (r *Runtime) release(c *compiled) {
 func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	r.compiles.Add(1)
 	defer func(start time.Time) { r.compileNanos.Store(int64(time.Since(start))) }(time.Now())
-	code, interruptible := r.interruptible(c.digest, wasm)
+	code, unmap, interruptible := r.interruptible(c.digest, wasm)
+	c.unmap = unmap
 	var err error
 	rc := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(!interruptible && !r.opts.noInterrupt).
