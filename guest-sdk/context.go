@@ -7,6 +7,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
+	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/jsonfast"
 )
 
 // Context is what a handler gets: Kopf's kwargs, decoded lazily from the
@@ -87,10 +88,63 @@ func (l *lazy[T]) get(raw json.RawMessage) T {
 	if !l.done {
 		l.done = true
 		if len(raw) > 0 {
-			_ = json.Unmarshal(raw, &l.v)
+			decodeInto(raw, &l.v)
 		}
 	}
 	return l.v
+}
+
+// decodeInto is json.Unmarshal(raw, v), its error ignored, for a v that
+// holds its zero value. The usual targets (any, Object, Memo, an index)
+// are decoded without reflection when raw is plain valid JSON; anything
+// else, invalid input included, goes to json.Unmarshal, which then decides
+// what v holds.
+func decodeInto[T any](raw []byte, v *T) {
+	switch p := any(v).(type) {
+	case *any:
+		if x, ok := jsonfast.Decode(raw); ok {
+			*p = x
+			return
+		}
+	case *Object:
+		if m, ok := jsonfast.DecodeObject(raw); ok {
+			*p = m
+			return
+		}
+	case *Memo:
+		if m, ok := jsonfast.DecodeObject(raw); ok {
+			*p = m
+			return
+		}
+	case *map[string][]any:
+		if ok := decodeIndex(raw, p); ok {
+			return
+		}
+	}
+	_ = json.Unmarshal(raw, v)
+}
+
+// decodeIndex decodes an index (an object of arrays or nulls) as
+// json.Unmarshal does, or reports false.
+func decodeIndex(raw []byte, into *map[string][]any) bool {
+	m, ok := jsonfast.DecodeObject(raw)
+	if !ok {
+		return false
+	}
+	if m == nil {
+		*into = nil
+		return true
+	}
+	out := make(map[string][]any, len(m))
+	for k, v := range m {
+		a, ok := v.([]any)
+		if !ok && v != nil {
+			return false
+		}
+		out[k] = a
+	}
+	*into = out
+	return true
 }
 
 // Handler is the id of the handler being called.
@@ -151,7 +205,7 @@ func (c *Context) bodyPart(name string) Object {
 	}
 	var part Object
 	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &part)
+		decodeInto(raw, &part)
 	}
 	if c.parts == nil {
 		c.parts = map[string]Object{}
@@ -187,8 +241,8 @@ func (c *Context) Diff() []DiffItem {
 	out := make([]DiffItem, 0, len(c.req.Diff))
 	for _, d := range c.req.Diff {
 		item := DiffItem{Op: string(d.Op), Field: d.Field}
-		_ = json.Unmarshal(orNull(d.Old), &item.Old)
-		_ = json.Unmarshal(orNull(d.New), &item.New)
+		decodeInto(orNull(d.Old), &item.Old)
+		decodeInto(orNull(d.New), &item.New)
 		out = append(out, item)
 	}
 	return out
@@ -222,12 +276,12 @@ func (c *Context) DecodeParam(v any) error { return json.Unmarshal(orNull(c.req.
 func (c *Context) Memo() Memo {
 	if c.memo == nil {
 		if len(c.req.Memo) > 0 {
-			_ = json.Unmarshal(c.req.Memo, &c.memo)
+			decodeInto(c.req.Memo, &c.memo)
 		}
 		if c.memo == nil { // absent, null or not an object
 			c.memo = Memo{}
 		}
-		c.memoWas, _ = json.Marshal(c.memo)
+		c.memoWas, _ = marshal(map[string]any(c.memo))
 	}
 	return c.memo
 }
@@ -240,7 +294,7 @@ func (c *Context) Patch() *Patch { return &c.patch }
 func (c *Context) Event() *Event {
 	if c.event == nil && c.req.Event != nil {
 		c.event = &Event{Type: c.req.Event.Type}
-		_ = json.Unmarshal(c.req.Event.Object, &c.event.Object)
+		decodeInto(c.req.Event.Object, &c.event.Object)
 	}
 	return c.event
 }
@@ -251,7 +305,7 @@ func (c *Context) Admission() *Admission {
 		a := c.req.Admission
 		c.admission = &Admission{UID: a.UID, Operation: a.Operation, Subresource: a.Subresource,
 			DryRun: a.DryRun, Headers: a.Headers}
-		_ = json.Unmarshal(orNull(a.UserInfo), &c.admission.UserInfo)
+		decodeInto(orNull(a.UserInfo), &c.admission.UserInfo)
 	}
 	return c.admission
 }
@@ -263,7 +317,7 @@ func (c *Context) Activity() string { return string(c.req.Activity) }
 func (c *Context) Index(id string) map[string][]any {
 	var out map[string][]any
 	if raw, ok := c.req.Indices[id]; ok {
-		_ = json.Unmarshal(raw, &out)
+		decodeInto(raw, &out)
 	}
 	return out
 }

@@ -18,7 +18,7 @@ func (r *registry) handleJSON(input []byte, host hostcall.Host) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(r.handle(req, host))
+	return encodeResponse(r.handle(req, host))
 }
 
 func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
@@ -76,7 +76,7 @@ func (c *Context) when() (matched bool, err error) {
 func (c *Context) respond(result any, err error) *abi.Response {
 	resp := &abi.Response{}
 	if err == nil && result != nil {
-		raw, merr := json.Marshal(result)
+		raw, merr := marshal(result)
 		if merr != nil {
 			err = fmt.Errorf("kopf: encode the result of %s: %w", c.req.Handler, merr)
 		} else {
@@ -104,7 +104,7 @@ func (c *Context) changedMemo() json.RawMessage {
 	if c.memo == nil {
 		return nil
 	}
-	now, err := json.Marshal(c.memo)
+	now, err := marshal(map[string]any(c.memo))
 	if err != nil || bytes.Equal(now, c.memoWas) {
 		return nil
 	}

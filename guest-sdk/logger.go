@@ -8,6 +8,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
+	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/jsonfast"
 )
 
 // Logger is the handler's logger. Records go to the host's log through the
@@ -48,15 +49,32 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	if len(fields) > 0 {
 		rec.Fields = fields
 	}
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		rec.Fields = map[string]any{"fields": fmt.Sprint(fields)}
+	raw, ok := appendLogRecord(make([]byte, 0, 128), &rec)
+	if !ok {
+		var err error
 		if raw, err = json.Marshal(rec); err != nil {
-			return err
+			rec.Fields = map[string]any{"fields": fmt.Sprint(fields)}
+			if raw, err = json.Marshal(rec); err != nil {
+				return err
+			}
 		}
 	}
 	h.host.Call(abi.HostLog, raw)
 	return nil
+}
+
+// appendLogRecord is json.Marshal of rec without reflection, or false when
+// a field's value needs encoding/json (or cannot be encoded).
+func appendLogRecord(b []byte, rec *abi.LogRecord) ([]byte, bool) {
+	b = jsonfast.AppendString(append(b, `{"level":`...), string(rec.Level))
+	b = jsonfast.AppendString(append(b, `,"message":`...), rec.Message)
+	if len(rec.Fields) > 0 {
+		var ok bool
+		if b, ok = jsonfast.Append(append(b, `,"fields":`...), rec.Fields); !ok {
+			return nil, false
+		}
+	}
+	return append(b, '}'), true
 }
 
 // WithAttrs returns a handler that adds attrs to every record.

@@ -1,7 +1,6 @@
 package kopf
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
@@ -94,7 +93,7 @@ func (p *Patch) encode() (*abi.Patch, error) {
 	}
 	out := &abi.Patch{}
 	if len(p.merge) > 0 {
-		raw, err := json.Marshal(p.merge)
+		raw, err := marshal(p.merge)
 		if err != nil {
 			return nil, fmt.Errorf("kopf: encode the merge patch: %w", err)
 		}
@@ -103,7 +102,7 @@ func (p *Patch) encode() (*abi.Patch, error) {
 	for _, o := range p.ops {
 		op := abi.JSONPatchOp{Op: o.op, Path: o.path, From: o.from}
 		if o.hasValue {
-			raw, err := json.Marshal(o.value)
+			raw, err := marshal(o.value)
 			if err != nil {
 				return nil, fmt.Errorf("kopf: encode the %s at %s: %w", o.op, o.path, err)
 			}
