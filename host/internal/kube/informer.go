@@ -55,7 +55,7 @@ func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) 
 			return ri.List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return ri.Watch(ctx, opts)
+			return c.watchJSON(ctx, gvr, namespace, opts)
 		},
 	}
 	desc := gvrString(gvr)
