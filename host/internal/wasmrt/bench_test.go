@@ -140,36 +140,24 @@ func BenchmarkLoad(b *testing.B) {
 
 // BenchmarkInstance measures a new instance of the good guest, as the pool
 // makes one: instantiation (memory, data segments), _initialize and one
-// manifest call. populated is the default (the initial memory populated
-// in one system call); demand leaves its pages to fault in one at a time.
-// minflt/op counts the process's minor page faults (populated pages
-// included).
+// manifest call. minflt/op counts the process's minor page faults: each
+// page of linear memory the guest touches first is one.
 func BenchmarkInstance(b *testing.B) {
-	for _, demand := range []bool{false, true} {
-		name := "populated"
-		if demand {
-			name = "demand"
+	r := newRuntime(b, Options{Logger: discardLogger()})
+	m := load(b, r, "good")
+	ctx := context.Background()
+	faults := minorFaults()
+	for b.Loop() {
+		inst, err := newInstance(ctx, r, m.code)
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
-			populateOff = demand
-			defer func() { populateOff = false }()
-			r := newRuntime(b, Options{Logger: discardLogger()})
-			m := load(b, r, "good")
-			ctx := context.Background()
-			faults := minorFaults()
-			for b.Loop() {
-				inst, err := newInstance(ctx, r, m.code)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := m.invoke(ctx, inst, abi.ExportManifest, nil, nil, nil); err != nil {
-					b.Fatal(err)
-				}
-				inst.close()
-			}
-			b.ReportMetric(float64(minorFaults()-faults)/float64(b.N), "minflt/op")
-		})
+		if _, err := m.invoke(ctx, inst, abi.ExportManifest, nil, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		inst.close()
 	}
+	b.ReportMetric(float64(minorFaults()-faults)/float64(b.N), "minflt/op")
 }
 
 // BenchmarkInstanceRSS measures the resident memory that pooled instances

@@ -33,7 +33,6 @@ func allocate(capBytes, maxBytes uint64) experimental.LinearMemory {
 	if err != nil {
 		return &sliceMemory{buf: make([]byte, 0, capBytes)}
 	}
-	_ = populate(buf[:min(capBytes, maxBytes)]) // on failure, pages come one fault at a time
 	return &mappedMemory{buf: buf}
 }
 

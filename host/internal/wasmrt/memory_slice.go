@@ -1,9 +1,5 @@
 package wasmrt
 
-// populateOff makes populate (Linux) do nothing: for the benchmark that
-// shows what populating an instance's initial memory saves.
-var populateOff bool
-
 // sliceMemory is a linear memory in a Go slice, for when a mapping is not
 // available; it grows by doubling its capacity.
 type sliceMemory struct{ buf []byte }
