@@ -79,14 +79,21 @@ func (c *child) alive() error {
 
 // usage is what the kernel accounted for an exited child.
 type usage struct {
-	CPU     time.Duration // user + system
-	MaxRSSK int64         // peak resident set, KiB
+	CPU time.Duration // user + system
+	// PeakRSSK is the child's peak resident set in KiB: its VmHWM, read
+	// just before it was stopped. Not ru_maxrss from wait4: Go starts
+	// children with vfork (CLONE_VM), and exec records the high-water mark
+	// of the address space the child shared with its parent until then, so
+	// ru_maxrss also counts the benchmark's own RSS at the time of the
+	// start (a child of a process holding 200 MB reports 203 MB).
+	PeakRSSK int64
 }
 
 // stop sends SIGTERM, waits (then kills after timeout) and returns the
 // child's resource usage.
 func (c *child) stop(timeout time.Duration) (usage, error) {
 	defer c.log.Close()
+	hwm, hwmErr := procHWM(c.cmd.Process.Pid)
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.exited:
@@ -98,12 +105,12 @@ func (c *child) stop(timeout time.Duration) (usage, error) {
 	if !ok {
 		return usage{}, errors.New("no resource usage for the operator process")
 	}
-	u := usage{
-		CPU:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
-		MaxRSSK: ru.Maxrss,
-	}
+	u := usage{CPU: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), PeakRSSK: hwm}
 	if !c.cmd.ProcessState.Success() {
 		return u, fmt.Errorf("the operator did not exit cleanly (%v); see %s", c.err, c.log.Name())
+	}
+	if hwmErr != nil {
+		return u, fmt.Errorf("the operator exited before it was stopped: %w", hwmErr)
 	}
 	return u, nil
 }

@@ -165,7 +165,7 @@ func (d *driver) run(ctx context.Context, name string, progress func(string, ...
 	res.CPUSeconds = (cpu1 - cpu0).Seconds()
 	res.TotalCPUSeconds = u.CPU.Seconds()
 	res.CPUPerChangeMs = res.CPUSeconds * 1000 / float64(res.Changes)
-	res.PeakRSSMB = float64(max(u.MaxRSSK, hwm)) / 1024
+	res.PeakRSSMB = float64(max(u.PeakRSSK, hwm)) / 1024
 
 	data, err := os.ReadFile(d.auditLog)
 	if err != nil {

@@ -539,7 +539,7 @@ func (s *spawningBench) timers(ctx context.Context) (*timerResult, error) {
 	}
 	r := &timerResult{N: o.Timers, Mode: o.TimerMode, Warmup: o.Warmup.Seconds(), Window: to.Sub(from).Seconds(),
 		CPUCores: (cpu1 - cpu0).Seconds() / to.Sub(from).Seconds(),
-		RSSMB:    float64(rssK) / 1024, PeakRSSMB: float64(u.MaxRSSK) / 1024}
+		RSSMB:    float64(rssK) / 1024, PeakRSSMB: float64(u.PeakRSSK) / 1024}
 	r.Runs, r.Lateness, r.Took = windowRuns(runs, from, to)
 	r.RunsPerS = float64(r.Runs) / r.Window
 	s.progress("timers: %d runs in the window (%.1f/s), lateness p50 %.2f ms, p99 %.2f ms", r.Runs, r.RunsPerS, r.Lateness.P50, r.Lateness.P99)
@@ -612,7 +612,7 @@ func (s *spawningBench) daemons(ctx context.Context) (*daemonResult, error) {
 	}
 	n := float64(o.Daemons)
 	r.PerDaemon = rssMB{Raw: (r.Running.Raw - r.Before.Raw) / n, Live: (r.Running.Live - r.Before.Live) / n}
-	r.PeakRSSMB = float64(u.MaxRSSK) / 1024
+	r.PeakRSSMB = float64(u.PeakRSSK) / 1024
 	return r, nil
 }
 
