@@ -1,6 +1,5 @@
 // Package kube is the host's one door to the Kubernetes API. Nothing else in
-// the host imports client-go's rest, dynamic, discovery, watch or cache
-// packages; everything that reads or writes the cluster goes through a
+// the host imports client-go's rest, dynamic, watch or cache packages; everything that reads or writes the cluster goes through a
 // [Client].
 //
 // # What it does
@@ -14,11 +13,16 @@
 //     kind or short name; group optional with core v1 winning; preferred
 //     version unless one is named; ambiguity is an error that names the
 //     candidates). Discovery is cached and refreshed when a name is missing.
+//     The documents are fetched by discover.go (aggregated discovery, else
+//     the per-group documents), not client-go's discovery package, which
+//     would link and register every built-in API type.
 //   - Watches: [Client.Watch] lists and watches one resource in a
 //     [Namespaces] scope with client-go informers (relisting after 410 Gone,
 //     bookmarks, reconnecting with backoff), and calls the reactor's
 //     [Handler] with every change and whether the object came from the
-//     initial listing. When the scope is given by globs it follows
+//     initial listing. The watch streams are decoded by the package's own
+//     one-pass decoder (watchdecode.go, jsonvalue.go) into the objects the
+//     dynamic client would build. When the scope is given by globs it follows
 //     namespaces as they come and go. The informers' stores are the watch
 //     cache: [Watch.Get] and [Watch.List] read from it, and so do guest reads
 //     of a watched resource.
