@@ -88,6 +88,12 @@ weird{msg="a \"quoted\" } value, with\\ escapes"} 1.5e+03 1700000000000
 	if samples[5].Name != "go_goroutines" || samples[5].Value != 321 || len(samples[5].Labels) != 0 {
 		t.Errorf("go_goroutines = %+v", samples[5])
 	}
+	if got := metricValue(samples, "go_goroutines"); got != 321 {
+		t.Errorf("metricValue(go_goroutines) = %v, want 321", got)
+	}
+	if got := metricValue(samples, "process_cpu_seconds_total"); got != 0 {
+		t.Errorf("metricValue of a missing metric = %v, want 0", got)
+	}
 }
 
 func TestParseMetricsErrors(t *testing.T) {

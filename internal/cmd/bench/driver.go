@@ -181,6 +181,7 @@ func (d *driver) run(ctx context.Context, name string, progress func(string, ...
 		progress("%s: warning: the audit log shows %d driver writes, want %d", name, drv.Total, res.Changes)
 	}
 	res.MetricsWrites = writeRequests(m1, "kopfexamples", "events") - writeRequests(m0, "kopfexamples", "events") - float64(res.Changes)
+	res.APIServerCPUPerChangeMs = (metricValue(m1, "process_cpu_seconds_total") - metricValue(m0, "process_cpu_seconds_total")) * 1000 / float64(res.Changes)
 	progress("%s: %d operator writes (%s); metrics say %.0f", name, ops.Total, ops, res.MetricsWrites)
 	return res, nil
 }

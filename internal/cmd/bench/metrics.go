@@ -127,3 +127,14 @@ func writeRequests(samples []sample, resources ...string) float64 {
 	}
 	return sum
 }
+
+// metricValue returns the value of the first sample named name (an
+// unlabelled metric such as process_cpu_seconds_total), 0 if none.
+func metricValue(samples []sample, name string) float64 {
+	for _, s := range samples {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	return 0
+}

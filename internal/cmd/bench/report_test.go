@@ -12,8 +12,8 @@ func TestTable(t *testing.T) {
 	}
 	rep := report{N: 10, Concurrency: 4, NativeWorkers: 16, Go: "go1.26", Server: "kube-apiserver v1.34.4", Machine: "cpu, 2 CPUs",
 		Results: []result{
-			{Contender: "kopf-wasm", Phases: phases(1.0, 2.0, 1.0), WritesPerChange: 1.333, CPUPerChangeMs: 1.2, PeakRSSMB: 120},
-			{Contender: "native", Phases: phases(1.0, 1.0, 1.0), WritesPerChange: 1.333, CPUPerChangeMs: 1.0, PeakRSSMB: 80},
+			{Contender: "kopf-wasm", Phases: phases(1.0, 2.0, 1.0), WritesPerChange: 1.333, CPUPerChangeMs: 1.2, PeakRSSMB: 120, APIServerCPUPerChangeMs: 3},
+			{Contender: "native", Phases: phases(1.0, 1.0, 1.0), WritesPerChange: 1.333, CPUPerChangeMs: 1.0, PeakRSSMB: 80, APIServerCPUPerChangeMs: 2},
 		}}
 	var out bytes.Buffer
 	rep.table(&out)
@@ -27,11 +27,12 @@ func TestTable(t *testing.T) {
 		}
 	}
 	wantRows := map[string][]string{
-		"create phase (s)":    {"1.00", "1.00", "1.00", "≤ 1.1×", "yes"},
-		"update phase (s)":    {"2.00", "1.00", "2.00", "≤ 1.1×", "NO"},
-		"writes per change":   {"1.333", "1.333", "1.00", "≤ 1.340", "yes"},
-		"CPU per change (ms)": {"1.200", "1.000", "1.20", "≤ 1.3×", "yes"},
-		"peak RSS (MB)":       {"120.0", "80.0", "1.50", "≤ 100.0", "NO"},
+		"create phase (s)":               {"1.00", "1.00", "1.00", "≤ 1.1×", "yes"},
+		"update phase (s)":               {"2.00", "1.00", "2.00", "≤ 1.1×", "NO"},
+		"writes per change":              {"1.333", "1.333", "1.00", "≤ 1.340", "yes"},
+		"CPU per change (ms)":            {"1.200", "1.000", "1.20", "≤ 1.3×", "yes"},
+		"peak RSS (MB)":                  {"120.0", "80.0", "1.50", "≤ 100.0", "NO"},
+		"API server CPU per change (ms)": {"3.000", "2.000", "1.50", "-", "-"},
 	}
 	for label, cells := range wantRows {
 		line := findLine(text, label)
