@@ -85,11 +85,11 @@ func appendValue(dst []byte, v any, depth int) ([]byte, bool) {
 	case map[string]string:
 		return appendStringMap(dst, x), true
 	case []any:
-		return appendSlice(dst, x, depth+1)
+		return appendList(dst, x, func(dst []byte, v any) ([]byte, bool) { return appendValue(dst, v, depth+1) })
 	case []string:
-		return appendStrings(dst, x), true
+		return appendList(dst, x, func(dst []byte, v string) ([]byte, bool) { return appendString(dst, v), true })
 	case []map[string]any:
-		return appendMaps(dst, x, depth+1)
+		return appendList(dst, x, func(dst []byte, m map[string]any) ([]byte, bool) { return appendMap(dst, m, depth+1) })
 	}
 	return appendDefined(dst, v, depth)
 }
@@ -180,7 +180,9 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 	return append(dst, '}')
 }
 
-func appendSlice(dst []byte, s []any, depth int) ([]byte, bool) {
+// appendList appends s as a JSON array, each element written by elem; a
+// nil s is null, as json.Marshal writes a nil slice.
+func appendList[T any](dst []byte, s []T, elem func([]byte, T) ([]byte, bool)) ([]byte, bool) {
 	if s == nil {
 		return append(dst, "null"...), true
 	}
@@ -190,38 +192,7 @@ func appendSlice(dst []byte, s []any, depth int) ([]byte, bool) {
 			dst = append(dst, ',')
 		}
 		var ok bool
-		if dst, ok = appendValue(dst, v, depth); !ok {
-			return dst, false
-		}
-	}
-	return append(dst, ']'), true
-}
-
-func appendStrings(dst []byte, s []string) []byte {
-	if s == nil {
-		return append(dst, "null"...)
-	}
-	dst = append(dst, '[')
-	for i, v := range s {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, v)
-	}
-	return append(dst, ']')
-}
-
-func appendMaps(dst []byte, s []map[string]any, depth int) ([]byte, bool) {
-	if s == nil {
-		return append(dst, "null"...), true
-	}
-	dst = append(dst, '[')
-	for i, m := range s {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, ok = appendMap(dst, m, depth); !ok {
+		if dst, ok = elem(dst, v); !ok {
 			return dst, false
 		}
 	}
