@@ -73,6 +73,18 @@ func (c *writeCount) add(ev auditEvent) {
 	c.ByRequest[ev.Verb+" "+what]++
 }
 
+// merge adds the counts of o.
+func (c *writeCount) merge(o writeCount) {
+	c.Total += o.Total
+	c.Failed += o.Failed
+	for k, v := range o.ByRequest {
+		if c.ByRequest == nil {
+			c.ByRequest = map[string]int{}
+		}
+		c.ByRequest[k] += v
+	}
+}
+
 // String lists the counts by request, largest first.
 func (c writeCount) String() string {
 	keys := make([]string, 0, len(c.ByRequest))

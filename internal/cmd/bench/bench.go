@@ -21,7 +21,10 @@ type benchOptions struct {
 	N           int
 	Concurrency int
 	Contenders  []string
-	JSON        bool
+	// Rounds is how many times every contender runs, in alternating order
+	// (see [benchOptions.schedule]).
+	Rounds int
+	JSON   bool
 	// PhaseTimeout bounds each phase; ReadyTimeout the start of an
 	// operator and its canary.
 	PhaseTimeout, ReadyTimeout time.Duration
@@ -52,6 +55,9 @@ func (o benchOptions) withDefaults() benchOptions {
 	if len(o.Contenders) == 0 {
 		o.Contenders = knownContenders
 	}
+	if o.Rounds <= 0 {
+		o.Rounds = 2
+	}
 	if o.PhaseTimeout <= 0 {
 		o.PhaseTimeout = 15 * time.Minute
 	}
@@ -73,7 +79,8 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.N, "n", 2000, "objects in the workload")
 	fs.IntVar(&o.Concurrency, "c", 16, "the driver's concurrent requests")
-	contenders := fs.String("contenders", strings.Join(knownContenders, ","), "contenders to run, in order")
+	contenders := fs.String("contenders", strings.Join(knownContenders, ","), "contenders to run, in order (reversed in every other round)")
+	fs.IntVar(&o.Rounds, "rounds", 2, "passes of every contender, in alternating order: 2 runs A B B A")
 	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of a table")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", 15*time.Minute, "longest wait for one phase")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Minute, "longest wait for an operator to start and handle the canary")
@@ -150,16 +157,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	rep := report{N: o.N, Concurrency: o.Concurrency, NativeWorkers: o.NativeWorkers, Go: runtime.Version(),
+	rep := report{N: o.N, Concurrency: o.Concurrency, NativeWorkers: o.NativeWorkers, Rounds: o.Rounds, Go: runtime.Version(),
 		Server: d.serverVersion(ctx), Machine: machine()}
-	for _, name := range o.Contenders {
-		progress("%s: N=%d", name, o.N)
-		res, err := d.run(ctx, name, progress)
+	for _, p := range o.schedule() {
+		progress("%s: N=%d", p, o.N)
+		res, err := d.run(ctx, p, progress)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	rep.Summary = combinePasses(rep.Results, o.Contenders)
 	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

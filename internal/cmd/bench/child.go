@@ -152,6 +152,77 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	return time.Duration(ticks) * clockTick, nil
 }
 
+// machineBusy returns the time all CPUs spent busy since boot: the first
+// line of /proc/stat without idle and iowait.
+func machineBusy() (time.Duration, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	return parseMachineBusy(line)
+}
+
+// parseMachineBusy reads a "cpu user nice system idle iowait irq softirq
+// steal ..." line (in clock ticks); guest times are already in user.
+func parseMachineBusy(line string) (time.Duration, error) {
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var ticks int64
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+		if i != 3 && i != 4 { // idle, iowait
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// childNamed returns the pid of a child process of this one by its command
+// name (as in /proc/<pid>/stat), such as the control plane's etcd.
+func childNamed(comm string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	self := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		name, ppid, ok := parseStatParent(string(data))
+		if ok && name == comm && ppid == self {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no child process named %q", comm)
+}
+
+// parseStatParent reads the command name (field 2) and the parent's pid
+// (field 4) of a /proc/<pid>/stat line.
+func parseStatParent(stat string) (comm string, ppid int, ok bool) {
+	open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	fields := strings.Fields(stat[end+1:]) // fields[0] is field 3 (state)
+	if len(fields) < 2 {
+		return "", 0, false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	return stat[open+1 : end], ppid, err == nil
+}
+
 // procHWM returns the peak resident set (VmHWM) of a running process, KiB.
 func procHWM(pid int) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -54,13 +54,13 @@ func (d *driver) serverVersion(ctx context.Context) string {
 	return "kube-apiserver " + v.GitVersion
 }
 
-// argv is the command line of a contender's operator.
-func (d *driver) argv(name, namespace string) ([]string, error) {
+// argv is the command line of a pass's operator.
+func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	common := []string{"-kubeconfig", d.kubeconfig, "-namespace", namespace, "-log-level", d.o.LogLevel}
 	if d.o.CPUProfile {
-		common = append(common, "-cpuprofile", filepath.Join(d.o.WorkDir, name+".cpu.pprof"))
+		common = append(common, "-cpuprofile", filepath.Join(d.o.WorkDir, p.fileName(".cpu.pprof")))
 	}
-	switch name {
+	switch name := p.Contender; name {
 	case "kopf-wasm":
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
 	case "native":
@@ -71,13 +71,14 @@ func (d *driver) argv(name, namespace string) ([]string, error) {
 		return append(append([]string{self, operatorCommand}, common...),
 			"-workers", fmt.Sprint(d.o.NativeWorkers), "-user-agent", "native-bench"), nil
 	}
-	return nil, fmt.Errorf("unknown contender %q", name)
+	return nil, fmt.Errorf("unknown contender %q", p.Contender)
 }
 
-// run measures one contender in a fresh namespace.
-func (d *driver) run(ctx context.Context, name string, progress func(string, ...any)) (result, error) {
-	res := result{Contender: name, N: d.o.N, Changes: 3 * d.o.N}
-	res.Namespace = fmt.Sprintf("bench-%s-%d", name, time.Now().Unix())
+// run measures one pass of a contender in a fresh namespace.
+func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any)) (result, error) {
+	name := p.String()
+	res := result{Contender: p.Contender, Round: p.Round, N: d.o.N, Changes: 3 * d.o.N}
+	res.Namespace = fmt.Sprintf("bench-%s-%d-%d", p.Contender, p.Round, time.Now().Unix())
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: res.Namespace}}
 	if _, err := d.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return res, fmt.Errorf("creating namespace %s: %w", res.Namespace, err)
@@ -89,11 +90,11 @@ func (d *driver) run(ctx context.Context, name string, progress func(string, ...
 		return res, err
 	}
 
-	argv, err := d.argv(name, res.Namespace)
+	argv, err := d.argv(p, res.Namespace)
 	if err != nil {
 		return res, err
 	}
-	c, err := startChild(argv, filepath.Join(d.o.WorkDir, name+".log"))
+	c, err := startChild(argv, filepath.Join(d.o.WorkDir, p.fileName(".log")))
 	if err != nil {
 		return res, err
 	}
@@ -108,7 +109,8 @@ func (d *driver) run(ctx context.Context, name string, progress func(string, ...
 		return res, err
 	}
 	w := &workload{dyn: d.dyn.Resource(kopfExamples).Namespace(res.Namespace), tracker: tr,
-		n: d.o.N, concurrency: d.o.Concurrency, timeout: d.o.PhaseTimeout, check: c.alive}
+		n: d.o.N, concurrency: d.o.Concurrency, timeout: d.o.PhaseTimeout, check: c.alive,
+		cpu: func(ctx context.Context) (cpuSample, error) { return d.cpu(ctx, c.cmd.Process.Pid) }}
 	if err := w.canary(ctx, d.o.ReadyTimeout); err != nil {
 		return res, err
 	}
@@ -184,6 +186,36 @@ func (d *driver) run(ctx context.Context, name string, progress func(string, ...
 	res.APIServerCPUPerChangeMs = (metricValue(m1, "process_cpu_seconds_total") - metricValue(m0, "process_cpu_seconds_total")) * 1000 / float64(res.Changes)
 	progress("%s: %d operator writes (%s); metrics say %.0f", name, ops.Total, ops, res.MetricsWrites)
 	return res, nil
+}
+
+// cpu reads the CPU time used so far by the operator (pid), the API
+// server (its metrics), etcd (a child of this process), this process and
+// the whole machine.
+func (d *driver) cpu(ctx context.Context, pid int) (cpuSample, error) {
+	var s cpuSample
+	op, err := procCPU(pid)
+	if err != nil {
+		return s, err
+	}
+	self, err := procCPU(os.Getpid())
+	if err != nil {
+		return s, err
+	}
+	s.Operator, s.Driver = op.Seconds(), self.Seconds()
+	if busy, err := machineBusy(); err == nil {
+		s.Machine = busy.Seconds()
+	}
+	if etcd, err := childNamed("etcd"); err == nil {
+		if t, err := procCPU(etcd); err == nil {
+			s.Etcd = t.Seconds()
+		}
+	}
+	m, err := d.scrape(ctx)
+	if err != nil {
+		return s, err
+	}
+	s.APIServer = metricValue(m, "process_cpu_seconds_total")
+	return s, nil
 }
 
 // scrape reads the API server's metrics.

@@ -7,9 +7,14 @@ import (
 	"text/tabwriter"
 )
 
-// result is one contender's measurements.
+// result is the measurements of one pass of a contender, or of all its
+// passes combined (see combinePasses).
 type result struct {
-	Contender string        `json:"contender"`
+	Contender string `json:"contender"`
+	// Round is the pass's round; Passes, in a combined result, how many
+	// passes it combines.
+	Round     int           `json:"round,omitempty"`
+	Passes    int           `json:"passes,omitempty"`
 	Namespace string        `json:"namespace"`
 	N         int           `json:"n"`
 	Changes   int           `json:"changes"` // 3N: each object created, updated, deleted
@@ -48,13 +53,26 @@ type result struct {
 
 // report is the whole run.
 type report struct {
-	N             int      `json:"n"`
-	Concurrency   int      `json:"concurrency"`
-	NativeWorkers int      `json:"native_workers"`
-	Go            string   `json:"go"`
-	Server        string   `json:"server"`
-	Machine       string   `json:"machine"`
-	Results       []result `json:"results"`
+	N             int    `json:"n"`
+	Concurrency   int    `json:"concurrency"`
+	NativeWorkers int    `json:"native_workers"`
+	Go            string `json:"go"`
+	Server        string `json:"server"`
+	Machine       string `json:"machine"`
+	Rounds        int    `json:"rounds"`
+	// Results has one entry per pass, in the order run; Summary one per
+	// contender, its passes combined.
+	Results []result `json:"results"`
+	Summary []result `json:"summary"`
+}
+
+// columns are the results the table compares: the combined ones when
+// there are any.
+func (r report) columns() []result {
+	if len(r.Summary) > 0 {
+		return r.Summary
+	}
+	return r.Results
 }
 
 // row is one line of the table: how to read a value from a result, and the
@@ -72,8 +90,8 @@ func (r report) rows() []row {
 	rows := []row{}
 	for i := range 3 {
 		name := "phase"
-		if len(r.Results) > 0 && i < len(r.Results[0].Phases) {
-			name = r.Results[0].Phases[i].Name
+		if cols := r.columns(); len(cols) > 0 && i < len(cols[0].Phases) {
+			name = cols[0].Phases[i].Name
 		}
 		rows = append(rows, row{label: name + " phase (s)", format: "%.2f", target: 1.1, ratio: true,
 			value: func(res result) float64 {
@@ -92,7 +110,7 @@ func (r report) rows() []row {
 }
 
 func (r report) find(name string) (result, bool) {
-	for _, res := range r.Results {
+	for _, res := range r.columns() {
 		if res.Contender == name {
 			return res, true
 		}
@@ -105,12 +123,17 @@ func (r report) find(name string) (result, bool) {
 func (r report) table(w io.Writer) {
 	fmt.Fprintf(w, "kopfexamples workload: N=%d (%d changes), driver concurrency %d, native workers %d\n",
 		r.N, 3*r.N, r.Concurrency, r.NativeWorkers)
-	fmt.Fprintf(w, "%s; %s; %s\n\n", r.Machine, r.Go, r.Server)
+	fmt.Fprintf(w, "%s; %s; %s\n", r.Machine, r.Go, r.Server)
+	if len(r.Summary) > 0 {
+		fmt.Fprintf(w, "%d rounds, the order reversed in every other one; the columns are the means of %d passes each\n",
+			r.Rounds, r.Summary[0].Passes)
+	}
+	fmt.Fprintln(w)
 	wasm, hasWasm := r.find("kopf-wasm")
 	native, hasNative := r.find("native")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{""}
-	for _, res := range r.Results {
+	for _, res := range r.columns() {
 		head = append(head, res.Contender)
 	}
 	if hasWasm {
@@ -119,7 +142,7 @@ func (r report) table(w io.Writer) {
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, rw := range r.rows() {
 		cells := []string{rw.label}
-		for _, res := range r.Results {
+		for _, res := range r.columns() {
 			cells = append(cells, fmt.Sprintf(rw.format, rw.value(res)))
 		}
 		if hasWasm {
@@ -129,13 +152,59 @@ func (r report) table(w io.Writer) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
+	r.passes(w)
+	r.roundRatios(w)
+}
+
+// passes prints each pass's details, in the order run.
+func (r report) passes(w io.Writer) {
 	for _, res := range r.Results {
-		fmt.Fprintf(w, "%s: writes %s; CPU %.2fs in the phases, %.2fs before (start-up, canary), %.2fs in all; "+
-			"ready in %.1fs with a peak RSS of %.1f MB\n",
-			res.Contender, res.Writes, res.CPUSeconds, res.StartupCPUSeconds, res.TotalCPUSeconds, res.ReadySeconds, res.ReadyPeakRSSMB)
-		for _, p := range res.Phases {
-			fmt.Fprintf(w, "  %s phase: the driver's requests took %.2fs of %.2fs\n", p.Name, p.SentSeconds, p.Seconds)
+		name := res.Contender
+		if res.Round > 0 {
+			name = pass{Contender: res.Contender, Round: res.Round}.String()
 		}
+		fmt.Fprintf(w, "%s: writes %s; CPU %.3f ms per change, %.2fs in the phases, %.2fs before (start-up, canary), %.2fs in all; "+
+			"API server CPU %.3f ms per change; ready in %.1fs with a peak RSS of %.1f MB, %.1f MB at the end\n",
+			name, res.Writes, res.CPUPerChangeMs, res.CPUSeconds, res.StartupCPUSeconds, res.TotalCPUSeconds,
+			res.APIServerCPUPerChangeMs, res.ReadySeconds, res.ReadyPeakRSSMB, res.PeakRSSMB)
+		for _, p := range res.Phases {
+			fmt.Fprintf(w, "  %s phase %.2fs: the driver's requests took %.2fs; CPU seconds: operator %.2f, API server %.2f, etcd %.2f, driver %.2f, other processes %.2f\n",
+				p.Name, p.Seconds, p.SentSeconds, p.CPU.Operator, p.CPU.APIServer, p.CPU.Etcd, p.CPU.Driver, p.CPU.Others())
+		}
+	}
+}
+
+// roundRatios prints kopf-wasm's phase times against the native
+// controller's in each round alone, to show the spread the means hide.
+func (r report) roundRatios(w io.Writer) {
+	byRound := map[int]map[string]result{}
+	for _, res := range r.Results {
+		if res.Round == 0 {
+			return
+		}
+		if byRound[res.Round] == nil {
+			byRound[res.Round] = map[string]result{}
+		}
+		byRound[res.Round][res.Contender] = res
+	}
+	for round := 1; round <= len(byRound); round++ {
+		wasm, ok1 := byRound[round]["kopf-wasm"]
+		native, ok2 := byRound[round]["native"]
+		if !ok1 || !ok2 || len(wasm.Phases) != len(native.Phases) {
+			continue
+		}
+		first := "kopf-wasm"
+		for _, res := range r.Results {
+			if res.Round == round {
+				first = res.Contender
+				break
+			}
+		}
+		parts := make([]string, len(wasm.Phases))
+		for i := range wasm.Phases {
+			parts[i] = fmt.Sprintf("%s %.2f×", wasm.Phases[i].Name, wasm.Phases[i].Seconds/native.Phases[i].Seconds)
+		}
+		fmt.Fprintf(w, "round %d alone (%s first): kopf-wasm/native %s\n", round, first, strings.Join(parts, ", "))
 	}
 }
 

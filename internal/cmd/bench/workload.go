@@ -32,6 +32,35 @@ type phaseResult struct {
 	// SentSeconds is from the first request sent until the driver's last
 	// request returned: when close to Seconds, the operator kept up.
 	SentSeconds float64 `json:"sent_seconds"`
+	// CPU is what each process used during the phase.
+	CPU cpuSample `json:"cpu"`
+}
+
+// cpuSample is CPU seconds used by the processes of a run: on two cores
+// a phase's wall time follows their sum. Machine is the whole machine's
+// busy time (/proc/stat), so that the time other processes took shows.
+type cpuSample struct {
+	Operator  float64 `json:"operator"`
+	APIServer float64 `json:"apiserver"`
+	Etcd      float64 `json:"etcd"`
+	Driver    float64 `json:"driver"` // this process: the driver and its tracker
+	Machine   float64 `json:"machine"`
+}
+
+// Others is the busy time of every other process on the machine.
+func (a cpuSample) Others() float64 {
+	return a.Machine - a.Operator - a.APIServer - a.Etcd - a.Driver
+}
+
+func (a cpuSample) sub(b cpuSample) cpuSample { return a.add(b.scale(-1)) }
+
+func (a cpuSample) add(b cpuSample) cpuSample {
+	return cpuSample{a.Operator + b.Operator, a.APIServer + b.APIServer, a.Etcd + b.Etcd, a.Driver + b.Driver,
+		a.Machine + b.Machine}
+}
+
+func (a cpuSample) scale(f float64) cpuSample {
+	return cpuSample{a.Operator * f, a.APIServer * f, a.Etcd * f, a.Driver * f, a.Machine * f}
 }
 
 // workload drives the objects of one namespace.
@@ -42,6 +71,9 @@ type workload struct {
 	concurrency int
 	timeout     time.Duration
 	check       func() error // fails when the operator died
+	// cpu reads the CPU seconds used so far by each process; nil measures
+	// nothing.
+	cpu func(context.Context) (cpuSample, error)
 }
 
 func objectName(i int) string { return fmt.Sprintf("%s%05d", objectPrefix, i) }
@@ -93,6 +125,10 @@ func (w *workload) phases(ctx context.Context) ([]phaseResult, error) {
 func (w *workload) phase(ctx context.Context, name string, do func(context.Context, string) error, done func(progress) bool) (phaseResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
+	cpu0, err := w.readCPU(ctx)
+	if err != nil {
+		return phaseResult{}, err
+	}
 	begin := time.Now()
 	var (
 		next     atomic.Int64
@@ -121,7 +157,7 @@ func (w *workload) phase(ctx context.Context, name string, do func(context.Conte
 		wg.Wait()
 		sent <- time.Since(begin)
 	}()
-	err := w.tracker.wait(ctx, done, w.check)
+	err = w.tracker.wait(ctx, done, w.check)
 	elapsed := time.Since(begin)
 	sentIn := <-sent
 	if firstErr != nil {
@@ -130,7 +166,18 @@ func (w *workload) phase(ctx context.Context, name string, do func(context.Conte
 	if err != nil {
 		return phaseResult{}, fmt.Errorf("%s phase not done within %s: %w", name, w.timeout, err)
 	}
-	return phaseResult{Name: name, Seconds: elapsed.Seconds(), SentSeconds: sentIn.Seconds()}, nil
+	cpu1, err := w.readCPU(ctx)
+	if err != nil {
+		return phaseResult{}, err
+	}
+	return phaseResult{Name: name, Seconds: elapsed.Seconds(), SentSeconds: sentIn.Seconds(), CPU: cpu1.sub(cpu0)}, nil
+}
+
+func (w *workload) readCPU(ctx context.Context) (cpuSample, error) {
+	if w.cpu == nil {
+		return cpuSample{}, nil
+	}
+	return w.cpu(ctx)
 }
 
 // canary creates one object, waits until the operator handled it, deletes
