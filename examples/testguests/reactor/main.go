@@ -12,6 +12,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -98,7 +99,14 @@ func createFn(ctx *kopf.Context) (any, error) {
 			}
 		}
 	}
-	return map[string]any{"message": "created", "retry": ctx.Retry()}, nil
+	return map[string]any{"message": "created", "retry": ctx.Retry(), "finalized": finalized(ctx)}, nil
+}
+
+// finalized tells whether the object already had the host's finalizer when
+// the handler ran: it should, the host adds it in a cycle of its own first.
+func finalized(ctx *kopf.Context) bool {
+	list, _ := ctx.Meta()["finalizers"].([]any)
+	return slices.Contains(list, any("kopf.zalando.org/KopfFinalizerMarker"))
 }
 
 // countRun counts the handler's successful runs in an annotation, so that

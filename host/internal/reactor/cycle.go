@@ -199,10 +199,11 @@ func (c *cyc) run() error {
 	if err := c.spawn(); err != nil {
 		return err
 	}
-	if err := c.finalizer(); err != nil {
+	acquiring, err := c.finalizer()
+	if err != nil {
 		return err
 	}
-	if !c.cause.Handling() {
+	if acquiring || !c.cause.Handling() {
 		return nil
 	}
 	matched, err := c.o.registry.Prematch(ref, c.cause, c.when)
@@ -239,21 +240,23 @@ func (c *cyc) run() error {
 
 // finalizer adds the finalizer when a handler needs it and removes it when
 // none does any more; objects marked for deletion keep it until the delete
-// handlers are done.
-func (c *cyc) finalizer() error {
+// handlers are done. It reports whether it adds the finalizer: the cycle
+// then ends there, as Kopf's does, and the handlers run in the next one.
+func (c *cyc) finalizer() (acquiring bool, err error) {
 	if c.cause.Deleted() {
-		return nil
+		return false, nil
 	}
 	requires, err := c.o.registry.RequiresFinalizer(c.res.ResourceRef, c.cause, c.when)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if requires {
+		acquiring = !c.storage.HasFinalizer(c.cause.Body)
 		c.storage.AddFinalizer(c.patch, c.cause.Body)
 	} else {
 		c.storage.RemoveFinalizer(c.patch, c.cause.Body)
 	}
-	return nil
+	return acquiring, nil
 }
 
 // conclude ends the cause when every due handler is done — progress purged,

@@ -21,8 +21,11 @@
 //
 //  1. detect the cause against the stored diff-base (registry.DetectCause):
 //     create, update, delete, resume, or nothing to do;
-//  2. add the finalizer when a handler needs it, in the same patch as the
-//     handlers' outcomes (Kopf spends a cycle and a request on it alone);
+//  2. add the finalizer when a handler needs it, and if it was missing end
+//     the cycle there, as Kopf does: no handler runs on an object whose
+//     deletion the host could still miss (its side effects would never be
+//     undone), and a failed finalizer write leaves nothing half-done; the
+//     finalizer's own watch event starts the next cycle;
 //  3. run ALL due handlers of the cause in registration order (Kopf runs one
 //     per cycle), each in its module through wasmrt, folding every outcome
 //     into the object's progress (persistence.Classify), its result into

@@ -146,6 +146,9 @@ func TestHandlers(t *testing.T) {
 		if !hasFinalizer(obj) {
 			t.Errorf("no finalizer: %v", obj.GetFinalizers())
 		}
+		if f, _, _ := unstructured.NestedBool(obj.Object, "status", "create_fn", "finalized"); !f {
+			t.Error("the create handler ran before the finalizer was stored (Kopf adds it in a cycle of its own)")
+		}
 	})
 
 	t.Run("a looping handler does not stop the others", func(t *testing.T) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -127,6 +129,12 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 		return res, err
 	}
 	res.ReadyPeakRSSMB = float64(hwm0) / 1024
+	// The audit log only grows (see auditLogFlags): the pass's writes are
+	// after its current end.
+	auditFrom, err := fileSize(d.auditLog)
+	if err != nil {
+		return res, err
+	}
 	m0, err := d.scrape(ctx)
 	if err != nil {
 		return res, err
@@ -169,11 +177,7 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 	res.CPUPerChangeMs = res.CPUSeconds * 1000 / float64(res.Changes)
 	res.PeakRSSMB = float64(max(u.PeakRSSK, hwm)) / 1024
 
-	data, err := os.ReadFile(d.auditLog)
-	if err != nil {
-		return res, fmt.Errorf("reading the audit log: %w", err)
-	}
-	ops, drv, err := countWrites(bytes.NewReader(data), writeFilter{Namespace: res.Namespace, Since: since, Driver: driverAgent})
+	ops, drv, err := d.countWrites(auditFrom, writeFilter{Namespace: res.Namespace, Since: since, Driver: driverAgent})
 	if err != nil {
 		return res, err
 	}
@@ -186,6 +190,27 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 	res.APIServerCPUPerChangeMs = (metricValue(m1, "process_cpu_seconds_total") - metricValue(m0, "process_cpu_seconds_total")) * 1000 / float64(res.Changes)
 	progress("%s: %d operator writes (%s); metrics say %.0f", name, ops.Total, ops, res.MetricsWrites)
 	return res, nil
+}
+
+// countWrites counts the writes in the audit log from offset on.
+func (d *driver) countWrites(offset int64, f writeFilter) (others, driver writeCount, err error) {
+	file, err := os.Open(d.auditLog)
+	if err != nil {
+		return others, driver, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer file.Close()
+	if _, err := file.Seek(offset, io.SeekStart); err != nil {
+		return others, driver, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return countWrites(bufio.NewReaderSize(file, 1<<20), f)
+}
+
+func fileSize(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("the audit log: %w", err)
+	}
+	return st.Size(), nil
 }
 
 // cpu reads the CPU time used so far by the operator (pid), the API
