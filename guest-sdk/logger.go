@@ -122,10 +122,15 @@ func putAttr(into map[string]any, a slog.Attr) {
 	case slog.KindDuration:
 		into[a.Key] = v.Duration().String()
 	case slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			into[a.Key] = err.Error()
-		} else {
-			into[a.Key] = v.Any()
+		switch x := v.Any().(type) {
+		case error:
+			into[a.Key] = x.Error()
+		case Object:
+			// As a plain map the record encodes without reflection
+			// (ctx.Spec() and friends are common attributes).
+			into[a.Key] = map[string]any(x)
+		default:
+			into[a.Key] = x
 		}
 	default:
 		into[a.Key] = v.Any()

@@ -127,3 +127,18 @@ func compare[T any](t *testing.T, in string, raw []byte, got, want *T) {
 		t.Errorf("decodeInto(%q, %T) = %#v, json.Unmarshal gives %#v", in, got, *got, *want)
 	}
 }
+
+// TestObjectAttrTakesFastPath: an Object attribute (ctx.Spec() and the
+// like) is logged without encoding/json's reflection.
+func TestObjectAttrTakesFastPath(t *testing.T) {
+	fields := map[string]any{}
+	putAttr(fields, slog.Any("spec", Object{"field": "value", "n": 1.0}))
+	rec := abi.LogRecord{Level: abi.LogInfo, Message: "m", Fields: fields}
+	got, ok := appendLogRecord(nil, &rec)
+	if !ok {
+		t.Fatal("an Object attribute fell back to encoding/json")
+	}
+	if want := `{"level":"info","message":"m","fields":{"spec":{"field":"value","n":1}}}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}

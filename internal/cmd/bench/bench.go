@@ -38,7 +38,10 @@ type benchOptions struct {
 	// empty uses a temporary folder removed at the end.
 	WorkDir    string
 	CPUProfile bool
-	LogLevel   string
+	// APIServerProfile, when above zero, profiles the API server's CPU for
+	// that long from the start of each pass's phases (into the work folder).
+	APIServerProfile time.Duration
+	LogLevel         string
 }
 
 // contenders by name, in the default order.
@@ -89,6 +92,7 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.IntVar(&o.NativeWorkers, "native-workers", 16, "the native controller's MaxConcurrentReconciles")
 	fs.StringVar(&o.WorkDir, "workdir", "", "keep the audit log, operator logs and profiles here (default: a temporary folder, removed)")
 	fs.BoolVar(&o.CPUProfile, "cpuprofile", false, "have each operator write a CPU profile of the phases into the work folder")
+	fs.DurationVar(&o.APIServerProfile, "apiserver-profile", 0, "profile the API server's CPU for this long from the start of each pass's phases (into the work folder)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the operators' log level (their logs go to the work folder)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -142,6 +142,8 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 	if d.o.CPUProfile {
 		_ = c.cmd.Process.Signal(syscall.SIGUSR1) // start profiling
 	}
+	profiled := d.profileAPIServer(ctx, p, progress)
+	defer func() { <-profiled }()
 	since := time.Now()
 	res.Phases, err = w.phases(ctx)
 	if err != nil {
@@ -190,6 +192,31 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 	res.APIServerCPUPerChangeMs = (metricValue(m1, "process_cpu_seconds_total") - metricValue(m0, "process_cpu_seconds_total")) * 1000 / float64(res.Changes)
 	progress("%s: %d operator writes (%s); metrics say %.0f", name, ops.Total, ops, res.MetricsWrites)
 	return res, nil
+}
+
+// profileAPIServer fetches a CPU profile of the API server covering the
+// next -apiserver-profile of time into the work folder; the channel closes
+// when it is written (at once when not asked for).
+func (d *driver) profileAPIServer(ctx context.Context, p pass, progress func(string, ...any)) <-chan struct{} {
+	done := make(chan struct{})
+	if d.o.APIServerProfile <= 0 {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		seconds := int(d.o.APIServerProfile.Round(time.Second).Seconds())
+		raw, err := d.cs.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", fmt.Sprint(max(seconds, 1))).Timeout(d.o.APIServerProfile + time.Minute).DoRaw(ctx)
+		path := filepath.Join(d.o.WorkDir, p.fileName("-apiserver.cpu.pprof"))
+		if err == nil {
+			err = os.WriteFile(path, raw, 0o644)
+		}
+		if err != nil {
+			progress("%s: profiling the API server: %v", p, err)
+		}
+	}()
+	return done
 }
 
 // countWrites counts the writes in the audit log from offset on.
