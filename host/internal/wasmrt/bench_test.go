@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
 // BenchmarkHandle measures one handler call through the whole path: the
@@ -242,4 +244,40 @@ func sizeName(n int) string {
 		return strconv.Itoa(n>>20) + "MB"
 	}
 	return strconv.Itoa(n>>10) + "KB"
+}
+
+// BenchmarkKopfExample calls the handlers of examples/kopfexample, the
+// module of the kopfexamples benchmark, with the requests the reactor sends
+// it there: the object as the API server returns it (managed fields
+// included, ~1 KB), the essence, and for the update the diff. Each handler
+// logs one line, as Kopf's example does (to a discarding logger here).
+func BenchmarkKopfExample(b *testing.B) {
+	r := newRuntime(b, Options{Logger: discardLogger()})
+	m, err := r.Load(context.Background(), "kopfexample", wasmtest.Bytes(b, "kopfexample"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"creationTimestamp":"2026-11-22T11:22:59Z",` +
+		`"finalizers":["kopf.zalando.org/KopfFinalizerMarker"],"generation":1,"managedFields":[{"apiVersion":"kopf.dev/v1",` +
+		`"fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:finalizers":{".":{},"v:\"kopf.zalando.org/KopfFinalizerMarker\"":{}}}},` +
+		`"manager":"kopf-wasm","operation":"Update","time":"2026-11-22T11:22:59Z"},{"apiVersion":"kopf.dev/v1","fieldsType":"FieldsV1",` +
+		`"fieldsV1":{"f:spec":{".":{},"f:field":{}}},"manager":"kopf-wasm-bench-driver","operation":"Update","time":"2026-11-22T11:22:59Z"}],` +
+		`"name":"kex-00000","namespace":"bench","resourceVersion":"219","uid":"9db77631-8320-42eb-b970-7fadd031f248"},"spec":{"field":"value-1"}}`)
+	ref := &abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}
+	for _, c := range []struct {
+		handler string
+		reason  abi.Reason
+	}{{"create_fn", abi.ReasonCreate}, {"update_fn", abi.ReasonUpdate}, {"delete_fn", abi.ReasonDelete}} {
+		b.Run(c.handler, func(b *testing.B) {
+			req := &abi.Request{Handler: c.handler, Kind: abi.HandlerKind(c.reason), Reason: c.reason, Resource: ref,
+				Body: body, Name: "kex-00000", Namespace: "bench", UID: "9db77631-8320-42eb-b970-7fadd031f248",
+				New: json.RawMessage(`{"spec":{"field":"value-1"}}`), Started: time.Unix(1700000000, 0).UTC()}
+			if c.reason == abi.ReasonUpdate {
+				req.Old = json.RawMessage(`{"spec":{"field":"value-0"}}`)
+				req.Diff = []abi.DiffItem{{Op: abi.DiffChange, Field: []string{"spec", "field"},
+					Old: json.RawMessage(`"value-0"`), New: json.RawMessage(`"value-1"`)}}
+			}
+			benchmarkCalls(b, m, req)
+		})
+	}
 }
