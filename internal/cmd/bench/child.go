@@ -130,22 +130,40 @@ func procCPU(pid int) (time.Duration, error) {
 }
 
 // parseStatCPU reads utime and stime (fields 14 and 15) of a
-// /proc/<pid>/stat line. The command name (field 2) may hold spaces and
-// parentheses, so fields are counted from its last ')'.
+// /proc/<pid>/stat line.
 func parseStatCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
+	_, fields, ok := statFields(stat)
+	if !ok {
 		return 0, fmt.Errorf("malformed /proc stat %q", stat)
 	}
-	fields := strings.Fields(stat[i+1:]) // fields[0] is field 3 (state)
 	if len(fields) < 13 {
 		return 0, fmt.Errorf("short /proc stat %q", stat)
 	}
+	return sumTicks(fields[11:13], nil)
+}
+
+// statFields splits a /proc/<pid>/stat line into the command name (field
+// 2) and the fields after it (fields[0] is field 3, the state). The name
+// may hold spaces and parentheses, so it ends at the last ')'.
+func statFields(stat string) (comm string, fields []string, ok bool) {
+	open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return "", nil, false
+	}
+	return stat[open+1 : end], strings.Fields(stat[end+1:]), true
+}
+
+// sumTicks adds up clock-tick counts, those whose index skip rejects left
+// out (nil keeps all).
+func sumTicks(counts []string, skip func(int) bool) (time.Duration, error) {
 	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
+	for i, v := range counts {
+		if skip != nil && skip(i) {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("/proc stat: %w", err)
+			return 0, fmt.Errorf("/proc: %w", err)
 		}
 		ticks += n
 	}
@@ -170,17 +188,7 @@ func parseMachineBusy(line string) (time.Duration, error) {
 	if len(f) < 9 || f[0] != "cpu" {
 		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
 	}
-	var ticks int64
-	for i, v := range f[1:9] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/stat: %w", err)
-		}
-		if i != 3 && i != 4 { // idle, iowait
-			ticks += n
-		}
-	}
-	return time.Duration(ticks) * clockTick, nil
+	return sumTicks(f[1:9], func(i int) bool { return i == 3 || i == 4 }) // idle, iowait
 }
 
 // childNamed returns the pid of a child process of this one by its command
@@ -211,16 +219,12 @@ func childNamed(comm string) (int, error) {
 // parseStatParent reads the command name (field 2) and the parent's pid
 // (field 4) of a /proc/<pid>/stat line.
 func parseStatParent(stat string) (comm string, ppid int, ok bool) {
-	open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
-	if open < 0 || end < open {
-		return "", 0, false
-	}
-	fields := strings.Fields(stat[end+1:]) // fields[0] is field 3 (state)
-	if len(fields) < 2 {
+	comm, fields, ok := statFields(stat)
+	if !ok || len(fields) < 2 {
 		return "", 0, false
 	}
 	ppid, err := strconv.Atoi(fields[1])
-	return stat[open+1 : end], ppid, err == nil
+	return comm, ppid, err == nil
 }
 
 // procHWM returns the peak resident set (VmHWM) of a running process, KiB.
