@@ -143,6 +143,11 @@ func (d *discovered) addLegacy(ctx context.Context, rc rest.Interface, root stri
 		}
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		// The groups did not fail: the caller gave up. A snapshot of the
+		// ones that answered in time must not replace a complete one.
+		return fmt.Errorf("discovery of the API groups: %w", err)
+	}
 	for i, g := range groups {
 		kept := *g
 		kept.Versions = nil

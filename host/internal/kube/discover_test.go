@@ -1,11 +1,14 @@
 package kube
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -112,5 +115,31 @@ func TestDiscoverRootFails(t *testing.T) {
 	_, err = discover(t.Context(), discoveryServer(t, map[string]string{"/api": `{"versions":`}, false))
 	if err == nil || !strings.Contains(err.Error(), "decoding /api") {
 		t.Fatalf("discover with a malformed /api = %v; want a decoding error naming /api", err)
+	}
+}
+
+// TestDiscoverCancelled: a discovery given up while group documents are
+// still on their way fails with the context's error instead of returning
+// the groups that answered in time as if the others were down.
+func TestDiscoverCancelled(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api":
+			_, _ = w.Write([]byte(`{"versions":["v1"]}`))
+		case "/apis":
+			_, _ = w.Write([]byte(`{"groups":[]}`))
+		default:
+			<-r.Context().Done() // the group document never arrives in time
+		}
+	}))
+	t.Cleanup(srv.Close)
+	rc, err := rawClient(&rest.Config{Host: srv.URL}, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := discover(ctx, rc); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("discover past its deadline = %v; want context.DeadlineExceeded", err)
 	}
 }
