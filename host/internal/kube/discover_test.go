@@ -125,11 +125,11 @@ func TestDiscoverCancelled(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/api":
-			_, _ = w.Write([]byte(`{"versions":["v1"]}`))
+			_, _ = w.Write([]byte(`{"versions":[]}`))
 		case "/apis":
-			_, _ = w.Write([]byte(`{"groups":[]}`))
-		default:
-			<-r.Context().Done() // the group document never arrives in time
+			_, _ = w.Write([]byte(`{"groups":[{"name":"example.com","versions":[{"groupVersion":"example.com/v1","version":"v1"}]}]}`))
+		default: // the last fetch: its group document never arrives in time
+			<-r.Context().Done()
 		}
 	}))
 	t.Cleanup(srv.Close)
