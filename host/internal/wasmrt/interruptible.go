@@ -73,6 +73,9 @@ func (r *Runtime) keep(path string, code []byte) {
 		return
 	}
 	_, werr := tmp.Write(code)
+	if werr == nil {
+		werr = tmp.Sync() // a crash must not leave a rename of a partial file
+	}
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		_ = os.Remove(tmp.Name())

@@ -196,6 +196,40 @@ func TestLoadKeepsTheRewrite(t *testing.T) {
 	}
 }
 
+// TestLoadRepairsADamagedRewrite: a kept rewrite cut short (a crash while
+// it was written, say) still starts like wasm; the load must not fail on
+// it and blame the module, but rewrite it again and keep the repair.
+func TestLoadRepairsADamagedRewrite(t *testing.T) {
+	dir := t.TempDir()
+	wasm := guest(t, "good")
+	if _, err := newRuntime(t, Options{CacheDir: dir}).Load(t.Context(), "good", wasm); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logRecorder{}
+	r := newRuntime(t, Options{CacheDir: dir, Logger: slog.New(logs)})
+	path := r.instrumentedPath(Digest(wasm))
+	kept, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, kept[:100], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Load(t.Context(), "good", wasm)
+	if err != nil {
+		t.Fatalf("load with a damaged kept rewrite: %v", err)
+	}
+	if _, err := m.Handle(t.Context(), request("ok", 1<<10), nil); err != nil {
+		t.Errorf("a call after the repair: %v", err)
+	}
+	if _, found := logs.find("the kept rewrite of the module does not compile; rewriting it"); !found {
+		t.Error("the repair was not logged")
+	}
+	if again, err := os.ReadFile(path); err != nil || !bytes.Equal(again, kept) {
+		t.Errorf("the kept rewrite was not repaired: %d bytes (want %d), %v", len(again), len(kept), err)
+	}
+}
+
 // TestInterruptibleFallsBack shows that a module the rewriter refuses is
 // compiled as it is (with wazero's context checks), and that the reason
 // is logged: here a module that already exports the interrupt flag's name.

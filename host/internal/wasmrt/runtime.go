@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -208,7 +209,19 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 		return err
 	}
 	allocated := allocatedBytes()
-	if c.code, err = c.rt.CompileModule(ctx, code); err != nil {
+	c.code, err = c.rt.CompileModule(ctx, code)
+	if err != nil && c.unmap != nil {
+		// The kept rewrite does not compile: it is damaged (cut short
+		// by a crash, say), not the module. Drop it and rewrite again.
+		r.opts.Logger.Warn("the kept rewrite of the module does not compile; rewriting it", "digest", c.digest, "error", err)
+		c.unmap()
+		c.unmap = nil
+		_ = os.Remove(r.instrumentedPath(c.digest))
+		if code, c.unmap, interruptible = r.interruptible(c.digest, wasm); interruptible {
+			c.code, err = c.rt.CompileModule(ctx, code)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %w; rebuild it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared and the kopf-wasm guest SDK", ErrCompile, err)
 	}
 	freeCompileGarbage(allocated)
