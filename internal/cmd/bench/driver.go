@@ -152,10 +152,6 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 	for _, p := range res.Phases {
 		progress("%s: %s phase %.2fs (requests sent in %.2fs)", name, p.Name, p.Seconds, p.SentSeconds)
 	}
-	cpu1, err := procCPU(pid)
-	if err != nil {
-		return res, err
-	}
 	hwm, err := procHWM(pid)
 	if err != nil {
 		return res, err
@@ -173,8 +169,9 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 		return res, err
 	}
 
+	during := phasesCPU(res.Phases) // the operator's and the API server's CPU in the phases
 	res.StartupCPUSeconds = cpu0.Seconds()
-	res.CPUSeconds = (cpu1 - cpu0).Seconds()
+	res.CPUSeconds = during.Operator
 	res.TotalCPUSeconds = u.CPU.Seconds()
 	res.CPUPerChangeMs = res.CPUSeconds * 1000 / float64(res.Changes)
 	res.PeakRSSMB = float64(max(u.PeakRSSK, hwm)) / 1024
@@ -189,7 +186,7 @@ func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any))
 		progress("%s: warning: the audit log shows %d driver writes, want %d", name, drv.Total, res.Changes)
 	}
 	res.MetricsWrites = writeRequests(m1, "kopfexamples", "events") - writeRequests(m0, "kopfexamples", "events") - float64(res.Changes)
-	res.APIServerCPUPerChangeMs = (metricValue(m1, "process_cpu_seconds_total") - metricValue(m0, "process_cpu_seconds_total")) * 1000 / float64(res.Changes)
+	res.APIServerCPUPerChangeMs = during.APIServer * 1000 / float64(res.Changes)
 	progress("%s: %d operator writes (%s); metrics say %.0f", name, ops.Total, ops, res.MetricsWrites)
 	return res, nil
 }

@@ -92,3 +92,17 @@ func TestCombinePasses(t *testing.T) {
 		t.Errorf("the create row should compare the means (3/4 = 0.75): %q", line)
 	}
 }
+
+func TestPhasesCPU(t *testing.T) {
+	phases := []phaseResult{
+		{CPU: cpuSample{Operator: 1, APIServer: 4, Etcd: 0.5, Driver: 0.5, Machine: 7}},
+		{CPU: cpuSample{Operator: 2, APIServer: 5, Etcd: 0.5, Driver: 1, Machine: 9}},
+	}
+	got := phasesCPU(phases)
+	if want := (cpuSample{Operator: 3, APIServer: 9, Etcd: 1, Driver: 1.5, Machine: 16}); got != want {
+		t.Errorf("phasesCPU = %+v, want %+v", got, want)
+	}
+	if others := got.Others(); others != 1.5 {
+		t.Errorf("Others = %v, want 1.5", others)
+	}
+}

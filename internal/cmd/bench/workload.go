@@ -63,6 +63,15 @@ func (a cpuSample) scale(f float64) cpuSample {
 	return cpuSample{a.Operator * f, a.APIServer * f, a.Etcd * f, a.Driver * f, a.Machine * f}
 }
 
+// phasesCPU adds up the CPU the phases used.
+func phasesCPU(phases []phaseResult) cpuSample {
+	var sum cpuSample
+	for _, p := range phases {
+		sum = sum.add(p.CPU)
+	}
+	return sum
+}
+
 // workload drives the objects of one namespace.
 type workload struct {
 	dyn         dynamic.ResourceInterface
