@@ -124,7 +124,7 @@ func (r report) table(w io.Writer) {
 	fmt.Fprintf(w, "kopfexamples workload: N=%d (%d changes), driver concurrency %d, native workers %d\n",
 		r.N, 3*r.N, r.Concurrency, r.NativeWorkers)
 	fmt.Fprintf(w, "%s; %s; %s\n", r.Machine, r.Go, r.Server)
-	if len(r.Summary) > 0 {
+	if len(r.Summary) > 0 && r.Rounds > 1 {
 		fmt.Fprintf(w, "%d rounds, the order reversed in every other one; the columns are the means of %d passes each\n",
 			r.Rounds, r.Summary[0].Passes)
 	}
