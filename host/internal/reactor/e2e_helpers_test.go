@@ -3,7 +3,10 @@ package reactor_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,11 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
@@ -111,11 +116,17 @@ func newKube(t *testing.T, c *cluster) *kube.Client {
 
 func newOperator(t *testing.T, kc *kube.Client, ns string, set settings.Settings, mods ...*wasmrt.Module) *reactor.Operator {
 	t.Helper()
+	return newLoggedOperator(t, kc, ns, set, nil, mods...)
+}
+
+// newLoggedOperator is newOperator with a logger (nil: slog's default).
+func newLoggedOperator(t *testing.T, kc *kube.Client, ns string, set settings.Settings, log *slog.Logger, mods ...*wasmrt.Module) *reactor.Operator {
+	t.Helper()
 	namespaces, err := kube.ParseNamespaces(ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := reactor.New(context.Background(), reactor.Options{Kube: kc, Modules: mods, Namespaces: namespaces, Settings: set})
+	op, err := reactor.New(context.Background(), reactor.Options{Kube: kc, Modules: mods, Namespaces: namespaces, Settings: set, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,4 +197,94 @@ func hasMessage(t *testing.T, c *cluster, ns, name, id, want string) func() erro
 		}
 		return nil
 	}
+}
+
+// patchOnlyKube returns a kube client acting as a user that may read,
+// watch and patch KopfExamples and their status in ns, and post Events
+// there, but not update them: RBAC as a Kopf operator's often is.
+func patchOnlyKube(t *testing.T, c *cluster, ns string) *kube.Client {
+	t.Helper()
+	user := "patcher-" + ns
+	role := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+		"metadata": map[string]any{"name": user, "namespace": ns},
+		"rules": []any{
+			map[string]any{"apiGroups": []any{"kopf.dev"}, "resources": []any{"kopfexamples"},
+				"verbs": []any{"get", "list", "watch", "patch"}},
+			map[string]any{"apiGroups": []any{"kopf.dev"}, "resources": []any{"kopfexamples/status"}, "verbs": []any{"patch"}},
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"events"}, "verbs": []any{"create"}},
+		},
+	}}
+	binding := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+		"metadata": map[string]any{"name": user, "namespace": ns},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}},
+	}}
+	for _, obj := range []*unstructured.Unstructured{role, binding} {
+		gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: strings.ToLower(obj.GetKind()) + "s"}
+		if _, err := c.dyn.Resource(gvr).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	// The authorizer sees new bindings through its informers: wait for it.
+	as := dynamic.NewForConfigOrDie(cfg)
+	e2etest.Eventually(t, 10*time.Second, "the role in effect", func() error {
+		_, err := as.Resource(kopfexamples).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+		return err
+	})
+	kc, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+// logRecorder is a slog handler that keeps every record's message with
+// the name of the object it is about (the reactor's "object" group), for
+// tests to search.
+type logRecorder struct {
+	mu      sync.Mutex
+	records []string // "name: message"
+}
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
+
+// Handle keeps the record.
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	name := ""
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "object" { // the reactor's objectAttrs
+			for _, ga := range a.Value.Group() {
+				if ga.Key == "name" {
+					name = ga.Value.String()
+				}
+			}
+		}
+		return true
+	})
+	r.mu.Lock()
+	r.records = append(r.records, name+": "+rec.Message)
+	r.mu.Unlock()
+	return nil
+}
+
+// about returns the messages about the object name that contain text.
+func (r *logRecorder) about(name, text string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, rec := range r.records {
+		if strings.HasPrefix(rec, name+": ") && strings.Contains(rec, text) {
+			out = append(out, rec)
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,8 +45,13 @@ type benchOptions struct {
 	LogLevel         string
 }
 
-// contenders by name, in the default order.
-var knownContenders = []string{"kopf-wasm", "native"}
+// contenders by name, in the default order. "kopf-wasm-patch" is the
+// kopf-wasm operator writing merge patches only, as Kopf does
+// (settings.WritePatch); it runs only when -contenders names it.
+var (
+	knownContenders   = []string{"kopf-wasm", "native", "kopf-wasm-patch"}
+	defaultContenders = knownContenders[:2]
+)
 
 // withDefaults fills every unset option.
 func (o benchOptions) withDefaults() benchOptions {
@@ -56,7 +62,7 @@ func (o benchOptions) withDefaults() benchOptions {
 		o.Concurrency = 16
 	}
 	if len(o.Contenders) == 0 {
-		o.Contenders = knownContenders
+		o.Contenders = defaultContenders
 	}
 	if o.Rounds <= 0 {
 		o.Rounds = 2
@@ -82,7 +88,8 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.N, "n", 2000, "objects in the workload")
 	fs.IntVar(&o.Concurrency, "c", 16, "the driver's concurrent requests")
-	contenders := fs.String("contenders", strings.Join(knownContenders, ","), "contenders to run, in order (reversed in every other round)")
+	contenders := fs.String("contenders", strings.Join(defaultContenders, ","),
+		"contenders to run, in order (reversed in every other round): "+strings.Join(knownContenders, ", "))
 	fs.IntVar(&o.Rounds, "rounds", 2, "passes of every contender, in alternating order: 2 runs A B B A")
 	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of a table")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", 15*time.Minute, "longest wait for one phase")
@@ -105,7 +112,7 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 		if c = strings.TrimSpace(c); c == "" {
 			continue
 		}
-		if c != "kopf-wasm" && c != "native" {
+		if !slices.Contains(knownContenders, c) {
 			return o, fmt.Errorf("-contenders: unknown contender %q (known: %s)", c, strings.Join(knownContenders, ", "))
 		}
 		o.Contenders = append(o.Contenders, c)

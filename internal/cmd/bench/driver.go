@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 )
 
@@ -65,6 +66,9 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	switch name := p.Contender; name {
 	case "kopf-wasm":
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
+	case "kopf-wasm-patch":
+		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-patch-bench",
+			"-writes", string(settings.WritePatch)), nil
 	case "native":
 		self, err := os.Executable()
 		if err != nil {
