@@ -56,27 +56,7 @@ type Persistence struct {
 	// set it to false before moving objects back to Kopf. Default true: the
 	// host's own API load comes first.
 	DiffBaseInStatus bool
-	// Writes says how a processing cycle sends its changes. WriteUpdate
-	// (default) sends the cycle's first write as an update (PUT) of the
-	// object the cycle read, with the changes applied and that object's
-	// resourceVersion; if the object changed meanwhile (409 Conflict), the
-	// same changes go out as Kopf's merge patch on the object as it is now,
-	// so the outcome is Kopf's. An update costs the API server less than a
-	// merge patch, which it serves by encoding the stored object, merging
-	// and decoding the result. A resource whose updates are refused (403:
-	// RBAC that grants patch but not update; 405) gets merge patches from
-	// then on. WritePatch sends merge patches only, as Kopf does.
-	Writes WriteMode
 }
-
-// WriteMode is how the host writes its changes to an object.
-type WriteMode string
-
-// Write modes (see [Persistence.Writes]).
-const (
-	WriteUpdate WriteMode = "update"
-	WritePatch  WriteMode = "patch"
-)
 
 // Execution tunes handler calls and their retries.
 type Execution struct {
@@ -195,7 +175,6 @@ func Default() Settings {
 			DiffBaseKey:      "last-handled-configuration",
 			V1Keys:           true,
 			DiffBaseInStatus: true,
-			Writes:           WriteUpdate,
 		},
 		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100},
 		Posting: Posting{
@@ -243,9 +222,6 @@ func (s Settings) Validate() error {
 	}
 	if p.DiffBaseKey == "" {
 		errs = append(errs, errors.New("persistence.diffBaseKey is empty"))
-	}
-	if p.Writes != WriteUpdate && p.Writes != WritePatch {
-		errs = append(errs, fmt.Errorf("persistence.writes[%s] is neither %q nor %q", p.Writes, WriteUpdate, WritePatch))
 	}
 	if s.Execution.DefaultBackoff < 0 {
 		errs = append(errs, errors.New("execution.defaultBackoff is negative"))

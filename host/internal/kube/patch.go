@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
@@ -28,40 +27,16 @@ func (c *Client) Patch(ctx context.Context, ref abi.ResourceRef, namespace, name
 	if err != nil {
 		return nil, fmt.Errorf("kube: patch %s %s: %w", refString(ref), name, err)
 	}
-	return c.write(ctx, "patch", ref, namespace, name, subresource, pt == types.JSONPatchType, func() *rest.Request {
-		return c.raw.Patch(pt).Body(patch)
-	})
-}
-
-// Update sends one PUT of an object, or of its status when subresource is
-// "status": obj is the whole object as JSON, with the resourceVersion it
-// was read at, so the API server refuses it if the object changed since
-// ([ErrConflict]). It returns what [Client.Patch] returns. Needs the
-// "update" verb where Patch needs "patch". The namespace is ignored for
-// cluster-scoped resources.
-//
-// Errors: those of [Client.Patch].
-func (c *Client) Update(ctx context.Context, ref abi.ResourceRef, namespace, name, subresource string, obj []byte) (*Patched, error) {
-	return c.write(ctx, "update", ref, namespace, name, subresource, false, func() *rest.Request {
-		return c.raw.Put().Body(obj) // the raw client sends JSON
-	})
-}
-
-// write sends one write request to an object (or its subresource), made by
-// newRequest, with the client's field manager, retried while it fails
-// transiently, and decodes what the host reads of the response.
-func (c *Client) write(ctx context.Context, verb string, ref abi.ResourceRef, namespace, name, subresource string,
-	jsonPatch bool, newRequest func() *rest.Request) (*Patched, error) {
 	if !ref.Namespaced {
 		namespace = ""
 	}
 	gvr := schema.GroupVersionResource{Group: ref.Group, Version: ref.Version, Resource: ref.Plural}
-	info := reqInfo{verb: verb, resource: gvrString(gvr) + subPath(subresource),
-		namespace: namespace, name: name, jsonPatch: jsonPatch}
+	info := reqInfo{verb: "patch", resource: gvrString(gvr) + subPath(subresource),
+		namespace: namespace, name: name, jsonPatch: pt == types.JSONPatchType}
 	var raw []byte
-	err := c.retry.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
-		res := newRequest().AbsPath(objectPath(gvr, namespace, name, subresource)...).
-			Param("fieldManager", c.opts.FieldManager).Do(ctx)
+	err = c.retry.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
+		res := c.raw.Patch(pt).AbsPath(objectPath(gvr, namespace, name, subresource)...).
+			Param("fieldManager", c.opts.FieldManager).Body(patch).Do(ctx)
 		if err := res.Error(); err != nil { // Error, not Raw: it decodes the API status
 			return err
 		}
@@ -73,7 +48,7 @@ func (c *Client) write(ctx context.Context, verb string, ref abi.ResourceRef, na
 	}
 	out, err := decodePatched(raw)
 	if err != nil {
-		return nil, fmt.Errorf("kube: %s %s %s: the response is not an object: %w", verb, refString(ref), name, err)
+		return nil, fmt.Errorf("kube: patch %s %s: the response is not an object: %w", refString(ref), name, err)
 	}
 	return out, nil
 }

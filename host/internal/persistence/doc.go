@@ -20,7 +20,7 @@
 // [State.ForCause] before running handlers, [Check] and [Classify] around each
 // call, [Storage.StoreState], [Patch.AddResult], [Patch.MergeHandlerPatch],
 // [Storage.PurgeState], [Storage.StoreDiffBase] and the finalizer helpers
-// after, then sends [Patch.Main] and [Patch.Status] through the kube package.
+// after, then sends the [Patch.Requests] through the kube package.
 // It builds patches only; it never talks to the API (kube applies them) and
 // calls nothing but objects, abi, x/crypto's blake2b and the standard library.
 //

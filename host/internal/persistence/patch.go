@@ -157,35 +157,13 @@ const (
 	JSONPatchType  = abi.PatchJSON
 )
 
-// Request is one write to send: to the object ("" subresource) or to its
+// Request is one PATCH to send: to the object ("" subresource) or to its
 // "status" subresource, with its kind (abi.PatchMerge or abi.PatchJSON, as
-// kube.Client.Patch takes them) and its body. A merge request can also go
-// out as an update of the object it was made for ([Request.Updated]).
+// kube.Client.Patch takes them) and its body.
 type Request struct {
 	Subresource string
 	Type        abi.PatchType
 	Data        []byte
-	// Locked says the request must not apply to a newer version of the
-	// object than the one it was made for (finalizer changes: [Patch.Lock]).
-	Locked bool
-
-	merge map[string]any
-}
-
-// Updated returns the object obj (as the cycle read it) with the request's
-// merge patch applied, encoded for an update (PUT), and whether the request
-// can be sent so: only merge requests can. obj is not modified; its
-// resourceVersion makes the update conditional, as the lock does for a
-// patch.
-func (r Request) Updated(obj map[string]any) ([]byte, bool, error) {
-	if r.Type != abi.PatchMerge || r.merge == nil {
-		return nil, false, nil
-	}
-	raw, err := objects.Encode(objects.ApplyMerge(obj, r.merge))
-	if err != nil {
-		return nil, false, fmt.Errorf("encode the updated object: %w", err)
-	}
-	return raw, true, nil
 }
 
 // Requests lists what to send, in Kopf's order: the main merge patch, the
@@ -199,12 +177,12 @@ func (p *Patch) Requests() ([]Request, error) {
 			doc = objects.DeepCopyMap(p.main)
 			objects.Set(doc, objects.Path{"metadata", "resourceVersion"}, p.lock)
 		}
-		if err := appendRequest(&out, "", doc, p.lock != ""); err != nil {
+		if err := appendRequest(&out, "", abi.PatchMerge, doc); err != nil {
 			return nil, err
 		}
 	}
 	if !objects.PruneEmpty(p.status) {
-		if err := appendRequest(&out, "status", p.status, false); err != nil {
+		if err := appendRequest(&out, "status", abi.PatchMerge, p.status); err != nil {
 			return nil, err
 		}
 	}
@@ -224,11 +202,11 @@ func (p *Patch) Requests() ([]Request, error) {
 	return out, nil
 }
 
-func appendRequest(out *[]Request, sub string, doc map[string]any, locked bool) error {
+func appendRequest(out *[]Request, sub string, typ abi.PatchType, doc map[string]any) error {
 	raw, err := objects.Encode(doc)
 	if err != nil {
 		return fmt.Errorf("encode merge patch: %w", err)
 	}
-	*out = append(*out, Request{Subresource: sub, Type: abi.PatchMerge, Data: raw, Locked: locked, merge: doc})
+	*out = append(*out, Request{Subresource: sub, Type: typ, Data: raw})
 	return nil
 }

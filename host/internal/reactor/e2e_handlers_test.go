@@ -139,7 +139,7 @@ func TestHandlers(t *testing.T) {
 		}
 	})
 
-	t.Run("a conflicting write goes out as a patch", func(t *testing.T) {
+	t.Run("a conflicting write is retried from fresh state", func(t *testing.T) {
 		createExample(t, c, "h-conflict", "c", map[string]any{"create": "conflict"})
 		e2etest.Eventually(t, 30*time.Second, "created", hasMessage(t, c, "h-conflict", "c", "create_fn", "created"))
 		obj := get(t, c, "h-conflict", "c")
@@ -152,9 +152,9 @@ func TestHandlers(t *testing.T) {
 		if f, _, _ := unstructured.NestedBool(obj.Object, "status", "create_fn", "finalized"); !f {
 			t.Error("the create handler ran before the finalizer was stored (Kopf adds it in a cycle of its own)")
 		}
-		// The cycle's update conflicts with the handler's own write; its
-		// changes then go out as patches at once, not after a throttle and
-		// another run of the handler.
+		// The handler's own write changed the object during the cycle: the
+		// cycle's patches (unlocked) still apply at once, without a throttle
+		// and another run of the handler.
 		if throttled := logs.about("c", "Throttling"); len(throttled) > 0 {
 			t.Errorf("the conflict throttled the object: %q", throttled)
 		}

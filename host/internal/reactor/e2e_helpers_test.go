@@ -15,13 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
-	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
@@ -197,52 +195,6 @@ func hasMessage(t *testing.T, c *cluster, ns, name, id, want string) func() erro
 		}
 		return nil
 	}
-}
-
-// patchOnlyKube returns a kube client acting as a user that may read,
-// watch and patch KopfExamples and their status in ns, and post Events
-// there, but not update them: RBAC as a Kopf operator's often is.
-func patchOnlyKube(t *testing.T, c *cluster, ns string) *kube.Client {
-	t.Helper()
-	user := "patcher-" + ns
-	role := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-		"metadata": map[string]any{"name": user, "namespace": ns},
-		"rules": []any{
-			map[string]any{"apiGroups": []any{"kopf.dev"}, "resources": []any{"kopfexamples"},
-				"verbs": []any{"get", "list", "watch", "patch"}},
-			map[string]any{"apiGroups": []any{"kopf.dev"}, "resources": []any{"kopfexamples/status"}, "verbs": []any{"patch"}},
-			map[string]any{"apiGroups": []any{""}, "resources": []any{"events"}, "verbs": []any{"create"}},
-		},
-	}}
-	binding := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-		"metadata": map[string]any{"name": user, "namespace": ns},
-		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
-		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}},
-	}}
-	for _, obj := range []*unstructured.Unstructured{role, binding} {
-		gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: strings.ToLower(obj.GetKind()) + "s"}
-		if _, err := c.dyn.Resource(gvr).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	// The authorizer sees new bindings through its informers: wait for it.
-	as := dynamic.NewForConfigOrDie(cfg)
-	e2etest.Eventually(t, 10*time.Second, "the role in effect", func() error {
-		_, err := as.Resource(kopfexamples).Namespace(ns).List(context.Background(), metav1.ListOptions{})
-		return err
-	})
-	kc, err := kube.New(cfg, kube.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kc
 }
 
 // logRecorder is a slog handler that keeps every record's message with

@@ -73,11 +73,8 @@ type Operator struct {
 	storage, annotated *persistence.Storage
 	// pruning holds the resources whose status drops the diff-base.
 	pruning sync.Map
-	// noUpdates holds the resources whose updates the API server refuses
-	// (written with patches only, see apply.go).
-	noUpdates sync.Map
-	mem       *memories
-	queue     workqueue.TypedDelayingInterface[objectKey]
+	mem     *memories
+	queue   workqueue.TypedDelayingInterface[objectKey]
 
 	// mu guards the module set: cycles hold it for reading, a swap of
 	// modules for writing, so every cycle runs on one version.

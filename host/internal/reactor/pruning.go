@@ -42,5 +42,5 @@ func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, obj *uns
 	if err := o.annotated.StoreDiffBase(p, obj.Object, essence); err != nil {
 		return nil, err
 	}
-	return o.send(ctx, res, obj, p, false) // obj is older than the write just made
+	return o.apply(ctx, res, obj, p)
 }

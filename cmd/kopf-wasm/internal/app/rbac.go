@@ -22,9 +22,7 @@ and the binding that grants it to the ServiceAccount.
 
 The rules are the host's own needs plus every permission the modules declare
 (kopf.Permit). The host's needs, for each resource a handler selects: get,
-list, watch, update and patch on it and update and patch on its status
-(the host writes with updates, and with patches when they conflict; with
-update refused it patches only); create on core events;
+list, watch and patch on it and patch on its status; create on core events;
 and, for a ClusterRole, list and watch on namespaces (to follow namespace
 patterns). Discovery needs no rule.
 

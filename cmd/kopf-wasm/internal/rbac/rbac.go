@@ -104,10 +104,8 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 			if note != "" {
 				notes = append(notes, fmt.Sprintf("module %s, handler %s: %s", m.Module.Name, h.ID, note))
 			}
-			// update for the host's usual writes, patch when they conflict
-			// (settings.Persistence.Writes).
-			grant(h.Resource.Group, plural, "get", "list", "watch", "update", "patch")
-			grant(h.Resource.Group, plural+"/status", "update", "patch")
+			grant(h.Resource.Group, plural, "get", "list", "watch", "patch")
+			grant(h.Resource.Group, plural+"/status", "patch")
 		}
 		for _, p := range m.Permissions.Kubernetes {
 			if p.Resource == "" || len(p.Verbs) == 0 {

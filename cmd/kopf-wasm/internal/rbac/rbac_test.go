@@ -63,8 +63,8 @@ func TestGenerateRules(t *testing.T) {
 	hostOwn := []Rule{
 		rule("", []string{"events"}, "create"),
 		rule("", []string{"namespaces"}, "list", "watch"),
-		rule("kopf.dev", []string{"kopfexamples"}, "get", "list", "patch", "update", "watch"),
-		rule("kopf.dev", []string{"kopfexamples/status"}, "patch", "update"),
+		rule("kopf.dev", []string{"kopfexamples"}, "get", "list", "patch", "watch"),
+		rule("kopf.dev", []string{"kopfexamples/status"}, "patch"),
 	}
 	tests := []struct {
 		name   string
@@ -85,9 +85,9 @@ func TestGenerateRules(t *testing.T) {
 		)}, []Rule{
 			rule("", []string{"events"}, "create"),
 			rule("", []string{"services"}, "create", "get", "patch"),
-			rule("", []string{"configmaps"}, "get", "list", "patch", "update", "watch"),
+			rule("", []string{"configmaps"}, "get", "list", "patch", "watch"),
 			rule("", []string{"namespaces"}, "list", "watch"),
-			rule("", []string{"configmaps/status"}, "patch", "update"),
+			rule("", []string{"configmaps/status"}, "patch"),
 			rule("apps", []string{"statefulsets"}, "create", "get", "patch"),
 			rule("batch", []string{"cronjobs"}, "*"),
 		}, 0},
@@ -96,8 +96,8 @@ func TestGenerateRules(t *testing.T) {
 			manifest("b", []abi.HandlerSpec{handler("b", abi.KindDaemon, "example.com", "widgets")}),
 		}, []Rule{
 			hostOwn[0], hostOwn[1],
-			rule("example.com", []string{"widgets"}, "get", "list", "patch", "update", "watch"),
-			rule("example.com", []string{"widgets/status"}, "patch", "update"),
+			rule("example.com", []string{"widgets"}, "get", "list", "patch", "watch"),
+			rule("example.com", []string{"widgets/status"}, "patch"),
 			hostOwn[2], hostOwn[3],
 		}, 1},
 	}

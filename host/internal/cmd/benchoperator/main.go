@@ -7,8 +7,8 @@
 // benchmark builds and starts it. It prints "ready" on stdout once the
 // reactor runs, and stops on SIGINT or SIGTERM. On SIGUSR2 it returns
 // free memory to the OS (debug.FreeOSMemory), before an RSS measurement;
-// -timer-log records every timer run (the spawning benchmark). It loads
-// one module file and nothing else, unlike `kopf-wasm run`.
+// -timer-log records every timer run (the spawning benchmark). Unlike
+// `kopf-wasm run`, it loads one module file and nothing else.
 //
 //	benchoperator -kubeconfig KUBECONFIG -namespace NS -wasm kopfexample.wasm
 package main
@@ -52,7 +52,6 @@ type options struct {
 	kubeconfig, namespace, wasm string
 	userAgent, cpuProfile       string
 	timerLog                    string
-	writes                      settings.WriteMode
 	logLevel                    slog.Level
 }
 
@@ -66,7 +65,6 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.userAgent, "user-agent", "kopf-wasm", "the HTTP user agent of the Kubernetes client")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from SIGUSR1 on")
 	fs.StringVar(&o.timerLog, "timer-log", "", "write one line per timer run to this file: start (Unix ns), lateness (ns), duration (ns)")
-	fs.StringVar((*string)(&o.writes), "writes", string(settings.Default().Persistence.Writes), "how cycles write: update or patch (settings.Persistence.Writes)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -97,10 +95,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer freeOnSignal()()
 
 	set := settings.Default()
-	set.Persistence.Writes = o.writes
-	if err := set.Validate(); err != nil {
-		return err
-	}
 	cfg, err := kube.LoadConfig(o.kubeconfig, "")
 	if err != nil {
 		return err
