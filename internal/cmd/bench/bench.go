@@ -23,8 +23,12 @@ type benchOptions struct {
 	Concurrency int
 	Contenders  []string
 	// Rounds is how many times every contender runs, in alternating order
-	// (see [benchOptions.schedule]).
+	// and with the contenders' phases interleaved (rounds.go).
 	Rounds int
+	// Warmup runs an unmeasured pass of the first contender before the
+	// rounds, so that no measured pass pays for warming the control plane
+	// up.
+	Warmup bool
 	JSON   bool
 	// PhaseTimeout bounds each phase; ReadyTimeout the start of an
 	// operator and its canary.
@@ -40,18 +44,14 @@ type benchOptions struct {
 	WorkDir    string
 	CPUProfile bool
 	// APIServerProfile, when above zero, profiles the API server's CPU for
-	// that long from the start of each pass's phases (into the work folder).
+	// that long from the start of each pass's create phase (into the work
+	// folder); the round's other create phases run right after it.
 	APIServerProfile time.Duration
 	LogLevel         string
 }
 
-// contenders by name, in the default order. "kopf-wasm-patch" is the
-// kopf-wasm operator writing merge patches only, as Kopf does
-// (settings.WritePatch); it runs only when -contenders names it.
-var (
-	knownContenders   = []string{"kopf-wasm", "native", "kopf-wasm-patch"}
-	defaultContenders = knownContenders[:2]
-)
+// contenders by name, in the default order.
+var knownContenders = []string{"kopf-wasm", "native"}
 
 // withDefaults fills every unset option.
 func (o benchOptions) withDefaults() benchOptions {
@@ -62,7 +62,7 @@ func (o benchOptions) withDefaults() benchOptions {
 		o.Concurrency = 16
 	}
 	if len(o.Contenders) == 0 {
-		o.Contenders = defaultContenders
+		o.Contenders = knownContenders
 	}
 	if o.Rounds <= 0 {
 		o.Rounds = 2
@@ -88,9 +88,9 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.N, "n", 2000, "objects in the workload")
 	fs.IntVar(&o.Concurrency, "c", 16, "the driver's concurrent requests")
-	contenders := fs.String("contenders", strings.Join(defaultContenders, ","),
-		"contenders to run, in order (reversed in every other round): "+strings.Join(knownContenders, ", "))
-	fs.IntVar(&o.Rounds, "rounds", 2, "passes of every contender, in alternating order: 2 runs A B B A")
+	contenders := fs.String("contenders", strings.Join(knownContenders, ","), "contenders to run, in order (reversed in every other round)")
+	fs.IntVar(&o.Rounds, "rounds", 2, "passes of every contender, their phases interleaved, the order reversed every other round")
+	fs.BoolVar(&o.Warmup, "warmup", true, "run an unmeasured pass of the first contender before the rounds")
 	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of a table")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", 15*time.Minute, "longest wait for one phase")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Minute, "longest wait for an operator to start and handle the canary")
@@ -99,7 +99,8 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.IntVar(&o.NativeWorkers, "native-workers", 16, "the native controller's MaxConcurrentReconciles")
 	fs.StringVar(&o.WorkDir, "workdir", "", "keep the audit log, operator logs and profiles here (default: a temporary folder, removed)")
 	fs.BoolVar(&o.CPUProfile, "cpuprofile", false, "have each operator write a CPU profile of the phases into the work folder")
-	fs.DurationVar(&o.APIServerProfile, "apiserver-profile", 0, "profile the API server's CPU for this long from the start of each pass's phases (into the work folder)")
+	fs.DurationVar(&o.APIServerProfile, "apiserver-profile", 0,
+		"profile the API server's CPU for this long from the start of each pass's create phase (into the work folder; the round's other create phases follow it)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the operators' log level (their logs go to the work folder)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -170,13 +171,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	rep := report{N: o.N, Concurrency: o.Concurrency, NativeWorkers: o.NativeWorkers, Rounds: o.Rounds, Go: runtime.Version(),
 		Server: d.serverVersion(ctx), Machine: machine()}
-	for _, p := range o.schedule() {
-		progress("%s: N=%d", p, o.N)
-		res, err := d.run(ctx, p, progress)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+	rounds := o.schedule()
+	if o.Warmup {
+		if _, err := d.round(ctx, []pass{{Contender: rounds[0][0].Contender}}, progress); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
 		}
-		rep.Results = append(rep.Results, res)
+	}
+	for _, round := range rounds {
+		res, err := d.round(ctx, round, progress)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, res...)
 	}
 	rep.Summary = combinePasses(rep.Results, o.Contenders)
 	if o.JSON {

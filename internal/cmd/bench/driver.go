@@ -8,16 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 )
 
@@ -66,9 +62,6 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	switch name := p.Contender; name {
 	case "kopf-wasm":
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
-	case "kopf-wasm-patch":
-		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-patch-bench",
-			"-writes", string(settings.WritePatch)), nil
 	case "native":
 		self, err := os.Executable()
 		if err != nil {
@@ -78,121 +71,6 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 			"-workers", fmt.Sprint(d.o.NativeWorkers), "-user-agent", "native-bench"), nil
 	}
 	return nil, fmt.Errorf("unknown contender %q", p.Contender)
-}
-
-// run measures one pass of a contender in a fresh namespace.
-func (d *driver) run(ctx context.Context, p pass, progress func(string, ...any)) (result, error) {
-	name := p.String()
-	res := result{Contender: p.Contender, Round: p.Round, N: d.o.N, Changes: 3 * d.o.N}
-	res.Namespace = fmt.Sprintf("bench-%s-%d-%d", p.Contender, p.Round, time.Now().Unix())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: res.Namespace}}
-	if _, err := d.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return res, fmt.Errorf("creating namespace %s: %w", res.Namespace, err)
-	}
-	trackCtx, stopTracking := context.WithCancel(ctx)
-	defer stopTracking()
-	tr := newTracker(objectPrefix)
-	if err := tr.run(trackCtx, d.dyn, res.Namespace); err != nil {
-		return res, err
-	}
-
-	argv, err := d.argv(p, res.Namespace)
-	if err != nil {
-		return res, err
-	}
-	c, err := startChild(argv, filepath.Join(d.o.WorkDir, p.fileName(".log")))
-	if err != nil {
-		return res, err
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_, _ = c.stop(10 * time.Second)
-		}
-	}()
-	startedAt := time.Now()
-	if err := c.waitReady(d.o.ReadyTimeout); err != nil {
-		return res, err
-	}
-	w := &workload{dyn: d.dyn.Resource(kopfExamples).Namespace(res.Namespace), tracker: tr,
-		n: d.o.N, concurrency: d.o.Concurrency, timeout: d.o.PhaseTimeout, check: c.alive,
-		cpu: func(ctx context.Context) (cpuSample, error) { return d.cpu(ctx, c.cmd.Process.Pid) }}
-	if err := w.canary(ctx, d.o.ReadyTimeout); err != nil {
-		return res, err
-	}
-	res.ReadySeconds = time.Since(startedAt).Seconds()
-	progress("%s: ready in %.1fs (canary handled); running the phases", name, res.ReadySeconds)
-
-	pid := c.cmd.Process.Pid
-	cpu0, err := procCPU(pid)
-	if err != nil {
-		return res, err
-	}
-	hwm0, err := procHWM(pid)
-	if err != nil {
-		return res, err
-	}
-	res.ReadyPeakRSSMB = float64(hwm0) / 1024
-	// The audit log only grows (see auditLogFlags): the pass's writes are
-	// after its current end.
-	auditFrom, err := fileSize(d.auditLog)
-	if err != nil {
-		return res, err
-	}
-	m0, err := d.scrape(ctx)
-	if err != nil {
-		return res, err
-	}
-	if d.o.CPUProfile {
-		_ = c.cmd.Process.Signal(syscall.SIGUSR1) // start profiling
-	}
-	profiled := d.profileAPIServer(ctx, p, progress)
-	defer func() { <-profiled }()
-	since := time.Now()
-	res.Phases, err = w.phases(ctx)
-	if err != nil {
-		return res, err
-	}
-	for _, p := range res.Phases {
-		progress("%s: %s phase %.2fs (requests sent in %.2fs)", name, p.Name, p.Seconds, p.SentSeconds)
-	}
-	hwm, err := procHWM(pid)
-	if err != nil {
-		return res, err
-	}
-	m1, err := d.scrape(ctx)
-	if err != nil {
-		return res, err
-	}
-	// Writes that trail the last phase (there should be none) are still
-	// counted from the audit log, which is read after the operator stopped.
-	time.Sleep(time.Second)
-	stopped = true
-	u, err := c.stop(30 * time.Second)
-	if err != nil {
-		return res, err
-	}
-
-	during := phasesCPU(res.Phases) // the operator's and the API server's CPU in the phases
-	res.StartupCPUSeconds = cpu0.Seconds()
-	res.CPUSeconds = during.Operator
-	res.TotalCPUSeconds = u.CPU.Seconds()
-	res.CPUPerChangeMs = res.CPUSeconds * 1000 / float64(res.Changes)
-	res.PeakRSSMB = float64(max(u.PeakRSSK, hwm)) / 1024
-
-	ops, drv, err := d.countWrites(auditFrom, writeFilter{Namespace: res.Namespace, Since: since, Driver: driverAgent})
-	if err != nil {
-		return res, err
-	}
-	res.Writes, res.DriverWrites = ops, drv.Total
-	res.WritesPerChange = float64(ops.Total) / float64(res.Changes)
-	if drv.Total != res.Changes {
-		progress("%s: warning: the audit log shows %d driver writes, want %d", name, drv.Total, res.Changes)
-	}
-	res.MetricsWrites = writeRequests(m1, "kopfexamples", "events") - writeRequests(m0, "kopfexamples", "events") - float64(res.Changes)
-	res.APIServerCPUPerChangeMs = during.APIServer * 1000 / float64(res.Changes)
-	progress("%s: %d operator writes (%s); metrics say %.0f", name, ops.Total, ops, res.MetricsWrites)
-	return res, nil
 }
 
 // profileAPIServer fetches a CPU profile of the API server covering the

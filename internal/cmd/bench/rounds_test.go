@@ -14,18 +14,46 @@ func TestSchedule(t *testing.T) {
 		want       string
 	}{
 		{[]string{"kopf-wasm", "native"}, 1, "kopf-wasm-1 native-1"},
-		{[]string{"kopf-wasm", "native"}, 2, "kopf-wasm-1 native-1 native-2 kopf-wasm-2"},
-		{[]string{"native", "kopf-wasm"}, 3, "native-1 kopf-wasm-1 kopf-wasm-2 native-2 native-3 kopf-wasm-3"},
-		{[]string{"native"}, 2, "native-1 native-2"},
+		{[]string{"kopf-wasm", "native"}, 2, "kopf-wasm-1 native-1 | native-2 kopf-wasm-2"},
+		{[]string{"native", "kopf-wasm"}, 3, "native-1 kopf-wasm-1 | kopf-wasm-2 native-2 | native-3 kopf-wasm-3"},
+		{[]string{"native"}, 2, "native-1 | native-2"},
 	}
 	for _, tt := range tests {
-		var got []string
-		for _, p := range (benchOptions{Contenders: tt.contenders, Rounds: tt.rounds}).schedule() {
-			got = append(got, p.fileName(""))
+		var rounds []string
+		for _, round := range (benchOptions{Contenders: tt.contenders, Rounds: tt.rounds}).schedule() {
+			var names []string
+			for _, p := range round {
+				names = append(names, p.fileName(""))
+			}
+			rounds = append(rounds, strings.Join(names, " "))
 		}
-		if strings.Join(got, " ") != tt.want {
-			t.Errorf("schedule(%v, %d) = %v, want %s", tt.contenders, tt.rounds, got, tt.want)
+		if got := strings.Join(rounds, " | "); got != tt.want {
+			t.Errorf("schedule(%v, %d) = %s, want %s", tt.contenders, tt.rounds, got, tt.want)
 		}
+	}
+}
+
+// TestPhaseOrder checks that over two rounds every phase has each
+// contender first once: A.create B.create, B.update A.update, A.delete
+// B.delete, then B first.
+func TestPhaseOrder(t *testing.T) {
+	o := benchOptions{Contenders: []string{"A", "B", "C"}, Rounds: 2}
+	var got []string
+	for _, round := range o.schedule() {
+		for k := range phaseCount {
+			var names []string
+			for _, p := range phaseOrder(round, k) {
+				names = append(names, p.Contender)
+			}
+			got = append(got, strings.Join(names, ""))
+		}
+	}
+	want := "ABC CBA ABC CBA ABC CBA"
+	if strings.Join(got, " ") != want {
+		t.Errorf("phase orders %s, want %s", strings.Join(got, " "), want)
+	}
+	if first := (pass{Contender: "A"}).String(); !strings.Contains(first, "warm-up") {
+		t.Errorf("round 0 is %q, want it named the warm-up", first)
 	}
 }
 

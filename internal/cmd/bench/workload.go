@@ -95,13 +95,20 @@ func example(name, field string) *unstructured.Unstructured {
 	}}
 }
 
-// phases runs create, update and delete over all objects.
-func (w *workload) phases(ctx context.Context) ([]phaseResult, error) {
-	steps := []struct {
-		name string
-		do   func(ctx context.Context, name string) error
-		done func(progress) bool
-	}{
+// phaseCount is the number of phases of the workload: create, update,
+// delete.
+const phaseCount = 3
+
+// step is one phase of the workload: what the driver does to each object,
+// and when the phase is done.
+type step struct {
+	name string
+	do   func(ctx context.Context, name string) error
+	done func(progress) bool
+}
+
+func (w *workload) steps() [phaseCount]step {
+	return [phaseCount]step{
 		{"create", func(ctx context.Context, name string) error {
 			_, err := w.dyn.Create(ctx, example(name, "value-1"), metav1.CreateOptions{})
 			return err
@@ -118,15 +125,13 @@ func (w *workload) phases(ctx context.Context) ([]phaseResult, error) {
 			return err
 		}, func(p progress) bool { return p.Objects == 0 }},
 	}
-	var out []phaseResult
-	for _, s := range steps {
-		r, err := w.phase(ctx, s.name, s.do, s.done)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+}
+
+// runPhase runs the k-th phase (from 0) over all objects; the phases must
+// run in order.
+func (w *workload) runPhase(ctx context.Context, k int) (phaseResult, error) {
+	s := w.steps()[k]
+	return w.phase(ctx, s.name, s.do, s.done)
 }
 
 // phase sends do for every object from w.concurrency goroutines and waits
