@@ -146,6 +146,7 @@ func (d *driver) cpu(ctx context.Context, pid int) (cpuSample, error) {
 		return s, err
 	}
 	s.APIServer = metricValue(m, "process_cpu_seconds_total")
+	s.Writes = writeRequests(m, "kopfexamples", "events")
 	return s, nil
 }
 

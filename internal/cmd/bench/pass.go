@@ -27,11 +27,7 @@ type passRun struct {
 	cpu0      time.Duration // the operator's CPU before the phases
 	auditFrom int64         // where the audit log ended before the phases
 	since     time.Time     // when the first phase began
-	// metricsWrites adds up the API server's count of write requests to
-	// KopfExamples and Events during this pass's phases only (the other
-	// passes of the round run theirs in between).
-	metricsWrites float64
-	profiled      <-chan struct{}
+	profiled  <-chan struct{}
 }
 
 // start creates the pass's namespace, starts following it, starts the
@@ -108,19 +104,10 @@ func (r *passRun) phase(ctx context.Context, k int) error {
 		}
 		r.profiled = d.profileAPIServer(ctx, r.p, r.progress)
 	}
-	m0, err := d.scrape(ctx)
-	if err != nil {
-		return err
-	}
 	ph, err := r.w.runPhase(ctx, k)
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.p, err)
 	}
-	m1, err := d.scrape(ctx)
-	if err != nil {
-		return err
-	}
-	r.metricsWrites += writeRequests(m1, "kopfexamples", "events") - writeRequests(m0, "kopfexamples", "events")
 	r.res.Phases = append(r.res.Phases, ph)
 	r.progress("%s: %s phase %.2fs (requests sent in %.2fs)", r.p, ph.Name, ph.Seconds, ph.SentSeconds)
 	return nil
@@ -162,7 +149,9 @@ func (r *passRun) finish() (result, error) {
 	if drv.Total != res.Changes {
 		r.progress("%s: warning: the audit log shows %d driver writes, want %d", r.p, drv.Total, res.Changes)
 	}
-	res.MetricsWrites = r.metricsWrites - float64(res.Changes)
+	// The API server's write count during this pass's phases only (the
+	// round's other passes run theirs in between).
+	res.MetricsWrites = during.Writes - float64(res.Changes)
 	res.APIServerCPUPerChangeMs = during.APIServer * 1000 / float64(res.Changes)
 	r.progress("%s: %d operator writes (%s); metrics say %.0f", r.p, ops.Total, ops, res.MetricsWrites)
 	return res, nil

@@ -39,12 +39,15 @@ type phaseResult struct {
 // cpuSample is CPU seconds used by the processes of a run: on two cores
 // a phase's wall time follows their sum. Machine is the whole machine's
 // busy time (/proc/stat), so that the time other processes took shows.
+// Writes rides along from the same read of the API server's metrics: its
+// count of write requests to KopfExamples and Events.
 type cpuSample struct {
 	Operator  float64 `json:"operator"`
 	APIServer float64 `json:"apiserver"`
 	Etcd      float64 `json:"etcd"`
 	Driver    float64 `json:"driver"` // this process: the driver and its tracker
 	Machine   float64 `json:"machine"`
+	Writes    float64 `json:"-"`
 }
 
 // Others is the busy time of every other process on the machine.
@@ -56,11 +59,11 @@ func (a cpuSample) sub(b cpuSample) cpuSample { return a.add(b.scale(-1)) }
 
 func (a cpuSample) add(b cpuSample) cpuSample {
 	return cpuSample{a.Operator + b.Operator, a.APIServer + b.APIServer, a.Etcd + b.Etcd, a.Driver + b.Driver,
-		a.Machine + b.Machine}
+		a.Machine + b.Machine, a.Writes + b.Writes}
 }
 
 func (a cpuSample) scale(f float64) cpuSample {
-	return cpuSample{a.Operator * f, a.APIServer * f, a.Etcd * f, a.Driver * f, a.Machine * f}
+	return cpuSample{a.Operator * f, a.APIServer * f, a.Etcd * f, a.Driver * f, a.Machine * f, a.Writes * f}
 }
 
 // phasesCPU adds up the CPU the phases used.
