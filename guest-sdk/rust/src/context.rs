@@ -1,0 +1,420 @@
+//! The context a handler gets: Kopf's kwargs, the patch, and the host.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::abi::{self, Admission, DiffItem, Event, ObjWriter, Request, ResourceRef};
+use crate::errors::ApiError;
+use crate::host::Host;
+use crate::json::{write_string, Map, Value, NULL};
+use crate::patch::Patch;
+
+/// Event types for [`Context::post_event`].
+pub const EVENT_NORMAL: &str = "Normal";
+pub const EVENT_WARNING: &str = "Warning";
+
+/// Log levels of the host's structured log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warning => "warning",
+            Level::Error => "error",
+        }
+    }
+}
+
+/// What a handler gets: Kopf's kwargs decoded from the host's request, a
+/// [`Patch`] to fill, the memo, and the host's services (log, Events, the
+/// Kubernetes client, indices, daemon stops). Valid during its call only.
+pub struct Context<'h> {
+    pub(crate) req: Request,
+    pub(crate) module: String,
+    pub(crate) host: RefCell<&'h mut dyn Host>,
+    pub(crate) patch: Patch,
+    pub(crate) memo: Option<Map>,
+    pub(crate) memo_was: String,
+    pub(crate) stop_reason: RefCell<String>,
+}
+
+impl<'h> Context<'h> {
+    pub(crate) fn make(req: Request, module: &str, host: &'h mut dyn Host) -> Context<'h> {
+        Context { req, module: module.to_string(), host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()) }
+    }
+
+    /// The id of the handler being called.
+    pub fn handler(&self) -> &str {
+        &self.req.handler
+    }
+    /// The handler's kind ("create", "timer", ...).
+    pub fn kind(&self) -> &str {
+        &self.req.kind
+    }
+    /// The cause of a changing handler's call: "create", "update", "delete", "resume".
+    pub fn reason(&self) -> &str {
+        &self.req.reason
+    }
+    /// The resolved resource of the object.
+    pub fn resource(&self) -> Option<&ResourceRef> {
+        self.req.resource.as_ref()
+    }
+    /// The whole object.
+    pub fn body(&self) -> &Value {
+        &self.req.body
+    }
+    /// The object's spec (null when it has none; indexing null gives null).
+    pub fn spec(&self) -> &Value {
+        &self.req.body["spec"]
+    }
+    /// The object's metadata.
+    pub fn meta(&self) -> &Value {
+        &self.req.body["metadata"]
+    }
+    /// The object's status.
+    pub fn status(&self) -> &Value {
+        &self.req.body["status"]
+    }
+    /// The object's labels.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        string_map(&self.meta()["labels"])
+    }
+    /// The object's annotations.
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        string_map(&self.meta()["annotations"])
+    }
+    pub fn name(&self) -> &str {
+        &self.req.name
+    }
+    /// The namespace ("" for cluster-scoped objects).
+    pub fn namespace(&self) -> &str {
+        &self.req.namespace
+    }
+    pub fn uid(&self) -> &str {
+        &self.req.uid
+    }
+    /// The old state: the diff-base essence for whole-object handlers, the
+    /// field's value for field handlers, the old body for webhooks.
+    pub fn old(&self) -> &Value {
+        &self.req.old
+    }
+    /// The new state, as [`Context::old`].
+    pub fn new(&self) -> &Value {
+        &self.req.new
+    }
+    /// The differences between old and new.
+    pub fn diff(&self) -> &[DiffItem] {
+        &self.req.diff
+    }
+    /// 0 on the first attempt, then 1, 2, ...
+    pub fn retry(&self) -> i64 {
+        self.req.retry
+    }
+    /// When the first attempt began (RFC 3339, as the host sent it).
+    pub fn started(&self) -> &str {
+        &self.req.started
+    }
+    /// The time since the first attempt began.
+    pub fn runtime(&self) -> Duration {
+        Duration::from_secs_f64(self.req.runtime.max(0.0))
+    }
+    /// The handler's `param` option (null when unset).
+    pub fn param(&self) -> &Value {
+        &self.req.param
+    }
+    /// The object's memo: changes are kept (in the host's memory) for the
+    /// object's next calls.
+    pub fn memo(&mut self) -> &mut Map {
+        if self.memo.is_none() {
+            let m = match std::mem::take(&mut self.req.memo) {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            self.memo_was = Value::Object(m.clone()).to_json().unwrap_or_default();
+            self.memo = Some(m);
+        }
+        self.memo.as_mut().unwrap()
+    }
+    /// The change to the object that the host applies after the call.
+    pub fn patch(&mut self) -> &mut Patch {
+        &mut self.patch
+    }
+    /// The watch event of an event handler.
+    pub fn event(&self) -> Option<&Event> {
+        self.req.event.as_ref()
+    }
+    /// The admission request of a webhook.
+    pub fn admission(&self) -> Option<&Admission> {
+        self.req.admission.as_ref()
+    }
+    /// The admission request, to add warnings.
+    pub fn admission_mut(&mut self) -> Option<&mut Admission> {
+        self.req.admission.as_mut()
+    }
+    /// The kind of an activity (startup, cleanup, probe).
+    pub fn activity(&self) -> &str {
+        &self.req.activity
+    }
+    /// An index's values at the time of the call: an object from key to a
+    /// list of values (null when the module has no such index).
+    pub fn index(&self, id: &str) -> &Value {
+        self.req.indices.get(id).unwrap_or(&NULL)
+    }
+
+    // ---- the host ----
+
+    fn host_call(&self, func: &str, request: &str) -> Result<Value, String> {
+        let reply = self.host.borrow_mut().call(func, request.as_bytes()).ok_or_else(|| format!("{}: the host function returned no reply", func))?;
+        Value::parse_bytes(&reply).map_err(|e| format!("decode the {} reply: {}", func, e))
+    }
+
+    /// Writes a record to the host's log; the host adds the module, the
+    /// handler and the object. `fields` is an object (`obj!{...}`) or `()`.
+    pub fn log(&self, level: Level, message: &str, fields: impl Into<Value>) {
+        let fields = fields.into();
+        let mut out = String::with_capacity(64 + message.len());
+        let mut w = ObjWriter::new(&mut out);
+        w.str("level", level.as_str());
+        w.str("message", message);
+        let empty = fields.as_object().map_or(true, |m| m.is_empty());
+        if !empty {
+            let mut fields = fields;
+            if !matches!(fields, Value::Object(_)) {
+                fields = crate::obj! {"fields" => fields};
+            }
+            if w.value("fields", &fields).is_err() {
+                let k = w.key("fields");
+                k.push_str("{\"fields\":");
+                write_string(k, &fields.to_string());
+                k.push('}');
+            }
+        }
+        w.end();
+        self.host.borrow_mut().call(abi::HOST_LOG, out.as_bytes());
+    }
+    pub fn debug(&self, message: &str, fields: impl Into<Value>) {
+        self.log(Level::Debug, message, fields)
+    }
+    pub fn info(&self, message: &str, fields: impl Into<Value>) {
+        self.log(Level::Info, message, fields)
+    }
+    pub fn warn(&self, message: &str, fields: impl Into<Value>) {
+        self.log(Level::Warning, message, fields)
+    }
+    pub fn error(&self, message: &str, fields: impl Into<Value>) {
+        self.log(Level::Error, message, fields)
+    }
+
+    /// Posts a Kubernetes Event about the object (Kopf's kopf.event).
+    pub fn post_event(&self, event_type: &str, reason: &str, message: &str) -> Result<(), ApiError> {
+        let call = format!("post event {}", reason);
+        let mut out = String::new();
+        let mut w = ObjWriter::new(&mut out);
+        w.str("type", event_type);
+        w.str("reason", reason);
+        w.str("message", message);
+        w.end();
+        let reply = self.host_call(abi::HOST_POST_EVENT, &out).map_err(|e| ApiError::local(&call, e))?;
+        check(&call, &reply)
+    }
+
+    /// The values stored under `key` in the index of handler `index`.
+    pub fn index_lookup(&self, index: &str, key: impl Into<Value>) -> Result<Vec<Value>, ApiError> {
+        let call = format!("index {}", index);
+        let mut out = String::new();
+        let mut w = ObjWriter::new(&mut out);
+        w.str("index", index);
+        w.value("key", &key.into()).map_err(|e| ApiError::local(&call, e.to_string()))?;
+        w.end();
+        let reply = self.host_call(abi::HOST_INDEX_LOOKUP, &out).map_err(|e| ApiError::local(&call, e))?;
+        check(&call, &reply)?;
+        Ok(reply["values"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// Whether the daemon or timer is asked to stop. A host that cannot
+    /// answer counts as stopping, so that a daemon loop ends.
+    pub fn stopped(&self) -> bool {
+        self.sleep_reply(abi::HOST_IS_STOPPED, "{}".to_string())
+    }
+
+    /// Blocks for `d` or until the daemon or timer is asked to stop, and
+    /// says whether it is (Kopf's stopped.wait(d)).
+    pub fn sleep_until_stopped(&self, d: Duration) -> bool {
+        let mut out = String::from("{\"seconds\":");
+        let _ = crate::json::write_number(&mut out, d.as_secs_f64());
+        out.push('}');
+        self.sleep_reply(abi::HOST_SLEEP_UNTIL_STOPPED, out)
+    }
+
+    fn sleep_reply(&self, func: &str, request: String) -> bool {
+        match self.host_call(func, &request) {
+            Ok(v) => {
+                *self.stop_reason.borrow_mut() = v["reason"].as_str().unwrap_or("").to_string();
+                v["stopped"].as_bool().unwrap_or(false)
+            }
+            Err(_) => true,
+        }
+    }
+
+    /// Why the daemon is asked to stop ("deleted", "filters-mismatch",
+    /// "exiting", ...), after `stopped` or `sleep_until_stopped` said so.
+    pub fn stop_reason(&self) -> String {
+        self.stop_reason.borrow().clone()
+    }
+
+    /// Adopts `child` by the object being handled (Kopf's kopf.adopt).
+    pub fn adopt(&self, child: &mut Value) {
+        crate::hierarchy::adopt(child, self.body())
+    }
+
+    /// A Kubernetes client for a resource: a group ("" for core), a
+    /// version and a plural, within the module's declared permissions.
+    pub fn client(&self, group: &str, version: &str, resource: &str) -> Client<'_, 'h> {
+        Client { ctx: self, group: group.into(), version: version.into(), resource: resource.into(), subresource: String::new(), namespace: String::new(), manager: String::new() }
+    }
+}
+
+fn check(call: &str, reply: &Value) -> Result<(), ApiError> {
+    match abi::host_error(reply) {
+        Some((code, reason, message, origin)) => Err(ApiError { code, reason, message, origin, call: call.to_string() }),
+        None => Ok(()),
+    }
+}
+
+fn string_map(v: &Value) -> BTreeMap<String, String> {
+    v.as_object().map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect()).unwrap_or_default()
+}
+
+/// Patch types of [`Client::patch`].
+pub const MERGE_PATCH: &str = "merge";
+pub const JSON_PATCH: &str = "json";
+pub const STRATEGIC_PATCH: &str = "strategic";
+
+/// Kubernetes API requests for one resource through the host. Methods
+/// return an [`ApiError`] for refused requests (`is_not_found()`,
+/// `is_forbidden()`, ...; `origin` says whether the host or the cluster
+/// refused). Modifiers return changed copies.
+#[derive(Clone)]
+pub struct Client<'c, 'h> {
+    ctx: &'c Context<'h>,
+    group: String,
+    version: String,
+    resource: String,
+    subresource: String,
+    namespace: String,
+    manager: String,
+}
+
+#[derive(Default)]
+struct KubeRequest<'a> {
+    verb: &'a str,
+    name: String,
+    label_selector: &'a str,
+    field_selector: &'a str,
+    patch_type: &'a str,
+    manager: String,
+    force: bool,
+}
+
+impl<'c, 'h> Client<'c, 'h> {
+    /// The client for one namespace.
+    pub fn namespace(mut self, ns: &str) -> Self {
+        self.namespace = ns.into();
+        self
+    }
+    /// The client for a subresource ("status", "scale").
+    pub fn subresource(mut self, s: &str) -> Self {
+        self.subresource = s.into();
+        self
+    }
+    /// The field manager of writes (apply uses the module's name by default).
+    pub fn field_manager(mut self, name: &str) -> Self {
+        self.manager = name.into();
+        self
+    }
+    /// Reads an object.
+    pub fn get(&self, name: &str) -> Result<Value, ApiError> {
+        self.request(KubeRequest { verb: "get", name: name.into(), ..Default::default() }, None)
+    }
+    /// Lists the objects of the client's namespace (all when none).
+    pub fn list(&self, label_selector: &str, field_selector: &str) -> Result<Vec<Value>, ApiError> {
+        let list = self.request(KubeRequest { verb: "list", label_selector, field_selector, ..Default::default() }, None)?;
+        Ok(list["items"].as_array().cloned().unwrap_or_default())
+    }
+    /// Creates an object (in the client's namespace or the object's).
+    pub fn create(&self, obj: &Value) -> Result<Value, ApiError> {
+        self.request(KubeRequest { verb: "create", ..Default::default() }, Some(obj))
+    }
+    /// Replaces an object (its resourceVersion guards conflicts).
+    pub fn update(&self, obj: &Value) -> Result<Value, ApiError> {
+        self.request(KubeRequest { verb: "update", name: obj.str_at("metadata.name").into(), ..Default::default() }, Some(obj))
+    }
+    /// Patches an object with a patch of a type ([`MERGE_PATCH`], ...).
+    pub fn patch(&self, name: &str, patch_type: &str, patch: &Value) -> Result<Value, ApiError> {
+        self.request(KubeRequest { verb: "patch", name: name.into(), patch_type, ..Default::default() }, Some(patch))
+    }
+    /// Server-side apply, forcing ownership as the module's field manager
+    /// unless told otherwise.
+    pub fn apply(&self, obj: &Value) -> Result<Value, ApiError> {
+        let manager = if self.manager.is_empty() { self.ctx.module.clone() } else { self.manager.clone() };
+        self.request(KubeRequest { verb: "apply", name: obj.str_at("metadata.name").into(), manager, force: true, ..Default::default() }, Some(obj))
+    }
+    /// Deletes an object.
+    pub fn delete(&self, name: &str) -> Result<(), ApiError> {
+        self.request(KubeRequest { verb: "delete", name: name.into(), ..Default::default() }, None).map(|_| ())
+    }
+
+    fn request(&self, r: KubeRequest, body: Option<&Value>) -> Result<Value, ApiError> {
+        let mut namespace = self.namespace.clone();
+        if namespace.is_empty() && r.verb != "patch" {
+            if let Some(b) = body {
+                namespace = b.str_at("metadata.namespace").to_string();
+            }
+        }
+        let manager = if r.manager.is_empty() { self.manager.clone() } else { r.manager.clone() };
+        let call = self.describe(r.verb, &namespace, &r.name);
+        let mut out = String::with_capacity(128);
+        let mut w = ObjWriter::new(&mut out);
+        w.str("verb", r.verb);
+        w.str_opt("group", &self.group);
+        w.str("version", &self.version);
+        w.str("resource", &self.resource);
+        w.str_opt("subresource", &self.subresource);
+        w.str_opt("namespace", &namespace);
+        w.str_opt("name", &r.name);
+        w.str_opt("labelSelector", r.label_selector);
+        w.str_opt("fieldSelector", r.field_selector);
+        if let Some(b) = body {
+            w.value("body", b).map_err(|e| ApiError::local(&call, format!("encode the body: {}", e)))?;
+        }
+        w.str_opt("patchType", r.patch_type);
+        w.str_opt("fieldManager", &manager);
+        w.bool_opt("force", r.force);
+        w.end();
+        let reply = self.ctx.host_call(abi::HOST_KUBE_REQUEST, &out).map_err(|e| ApiError::local(&call, e))?;
+        check(&call, &reply)?;
+        Ok(reply["body"].clone())
+    }
+
+    /// Names a request for errors: "get pods default/x".
+    fn describe(&self, verb: &str, namespace: &str, name: &str) -> String {
+        let mut res = self.resource.clone();
+        if !self.group.is_empty() {
+            res = format!("{}.{}", res, self.group);
+        }
+        if !self.subresource.is_empty() {
+            res = format!("{}/{}", res, self.subresource);
+        }
+        let where_ = format!("{}/{}", namespace, name);
+        format!("{} {} {}", verb, res, where_.trim_matches('/')).trim().to_string()
+    }
+}

@@ -1,0 +1,650 @@
+//! Registration: the module, its handlers with Kopf's options, its
+//! permissions, and the manifest they make.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::abi::{Kind, ObjWriter, VERSION};
+use crate::context::Context;
+use crate::json::{EncodeError, Value};
+
+/// A handler's result: a value stored under `status.<handler id>` (an
+/// object is merged into it, anything else replaces it, null writes
+/// nothing), or the [`Error`](crate::Error) that decides the outcome.
+pub type Result<T = Value> = std::result::Result<T, crate::Error>;
+
+pub(crate) type HandlerFn = Box<dyn Fn(&mut Context) -> Result>;
+pub(crate) type WhenFn = Box<dyn Fn(&Context) -> bool>;
+
+/// A filter on a label, an annotation or a field's value: a value that
+/// must be equal, [`PRESENT`] or [`ABSENT`] (Kopf's kopf.PRESENT/ABSENT).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Filter {
+    Is(Value),
+    Present,
+    Absent,
+}
+
+/// Matches any value (an empty string included).
+pub const PRESENT: Filter = Filter::Present;
+/// Matches a missing key or field.
+pub const ABSENT: Filter = Filter::Absent;
+
+impl<T: Into<Value>> From<T> for Filter {
+    fn from(v: T) -> Filter {
+        Filter::Is(v.into())
+    }
+}
+
+/// What an arbitrary error of a handler means (Kopf's errors=).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorsMode {
+    Ignored,
+    Temporary,
+    Permanent,
+}
+
+impl ErrorsMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            ErrorsMode::Ignored => "ignored",
+            ErrorsMode::Temporary => "temporary",
+            ErrorsMode::Permanent => "permanent",
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Spec {
+    pub id: String,
+    pub kind: Option<Kind>,
+    pub resource: Option<(String, String, String)>,
+    pub labels: BTreeMap<String, Filter>,
+    pub annotations: BTreeMap<String, Filter>,
+    pub field: String,
+    pub value: Option<Filter>,
+    pub old: Option<Filter>,
+    pub new: Option<Filter>,
+    pub when: bool,
+    pub errors: Option<ErrorsMode>,
+    pub timeout: f64,
+    pub retries: i64,
+    pub backoff: f64,
+    pub param: Value,
+    pub optional: bool,
+    pub deleted: bool,
+    pub interval: f64,
+    pub initial_delay: f64,
+    pub idle: f64,
+    pub sharp: bool,
+    pub cancellation_backoff: f64,
+    pub cancellation_timeout: f64,
+    pub cancellation_polling: f64,
+    pub operations: Vec<String>,
+    pub subresource: String,
+    pub persistent: bool,
+    pub side_effects: bool,
+    pub ignore_failures: bool,
+}
+
+pub(crate) struct Handler {
+    pub spec: Spec,
+    pub kind: Kind,
+    pub func: HandlerFn,
+    pub when: Option<WhenFn>,
+}
+
+/// A module: its name, its handlers in registration order, and what it
+/// may do. The `export!` macro builds one with the crate's name and
+/// version and passes it to the author's registration function.
+pub struct Module {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) handlers: Vec<Handler>,
+    pub(crate) permissions: Vec<(String, String, Vec<String>)>,
+    pub(crate) hosts: Vec<String>,
+    pub(crate) problems: Vec<String>,
+}
+
+impl Module {
+    /// A module named `name` at `version`.
+    pub fn new(name: &str, version: &str) -> Module {
+        Module { name: name.into(), version: version.into(), handlers: Vec::new(), permissions: Vec::new(), hosts: Vec::new(), problems: Vec::new() }
+    }
+
+    /// Names the module and its version (by default the crate's).
+    pub fn name(&mut self, name: &str, version: &str) -> &mut Module {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Declares that handlers make Kubernetes requests with `verbs` ("get",
+    /// "list", "watch", "create", "update", "patch", "delete", "*") on a
+    /// resource (a plural, "pods/status", or "*") of a group ("" for core).
+    /// The host refuses undeclared requests with a 403. Apply is a "patch".
+    pub fn permit(&mut self, group: &str, resource: &str, verbs: &[&str]) -> &mut Module {
+        self.permissions.push((group.into(), resource.into(), verbs.iter().map(|v| v.to_string()).collect()));
+        self
+    }
+
+    /// Declares outbound HTTP hosts (globs) the module may reach.
+    pub fn allow_hosts(&mut self, hosts: &[&str]) -> &mut Module {
+        self.hosts.extend(hosts.iter().map(|h| h.to_string()));
+        self
+    }
+
+    fn add<F>(&mut self, kind: Kind, resource: Option<(&str, &str, &str)>, id: &str, f: F) -> Registration<'_>
+    where
+        F: Fn(&mut Context) -> Result + 'static,
+    {
+        let spec = Spec { id: id.into(), kind: Some(kind), resource: resource.map(|(g, v, p)| (g.into(), v.into(), p.into())), ..Spec::default() };
+        self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None });
+        let index = self.handlers.len() - 1;
+        Registration { module: self, index }
+    }
+}
+
+macro_rules! resource_kind {
+    ($(#[$doc:meta])* $name:ident, $kind:expr) => {
+        $(#[$doc])*
+        ///
+        /// The resource is a group ("" for core), a version ("" for the
+        /// preferred one) and a plural (or kind, singular, short name); `id`
+        /// is the handler's id (Kopf uses the function's name).
+        pub fn $name<F>(&mut self, group: &str, version: &str, plural: &str, id: &str, f: F) -> Registration<'_>
+        where
+            F: Fn(&mut Context) -> Result + 'static,
+        {
+            self.add($kind, Some((group, version, plural)), id, f)
+        }
+    };
+}
+
+macro_rules! activity_kind {
+    ($(#[$doc:meta])* $name:ident, $kind:expr) => {
+        $(#[$doc])*
+        pub fn $name<F>(&mut self, id: &str, f: F) -> Registration<'_>
+        where
+            F: Fn(&mut Context) -> Result + 'static,
+        {
+            self.add($kind, None, id, f)
+        }
+    };
+}
+
+impl Module {
+    resource_kind!(/// @kopf.on.create
+        on_create, Kind::Create);
+    resource_kind!(/// @kopf.on.update: essential changes.
+        on_update, Kind::Update);
+    resource_kind!(/// @kopf.on.delete: the host keeps a finalizer unless `optional()`.
+        on_delete, Kind::Delete);
+    resource_kind!(/// @kopf.on.resume: objects found when the operator starts.
+        on_resume, Kind::Resume);
+    resource_kind!(/// @kopf.on.field: changes of one field; `field()` is mandatory and the id becomes "id/field".
+        on_field, Kind::Field);
+    resource_kind!(/// @kopf.on.event: every watch event; errors are ignored.
+        on_event, Kind::Event);
+    resource_kind!(/// @kopf.timer: runs periodically per object (`interval`, `idle`, `sharp`, `initial_delay`).
+        timer, Kind::Timer);
+    resource_kind!(/// @kopf.daemon: a long-running handler per object; it should return when `ctx.stopped()` says so.
+        daemon, Kind::Daemon);
+    resource_kind!(/// @kopf.index: the result is indexed under the handler's id (an object adds each key).
+        index, Kind::Index);
+    resource_kind!(/// @kopf.on.validate: an error denies the admission request.
+        on_validate, Kind::Validate);
+    resource_kind!(/// @kopf.on.mutate: the patch is the mutation.
+        on_mutate, Kind::Mutate);
+    activity_kind!(/// @kopf.on.startup: runs before the operator starts watching.
+        on_startup, Kind::Startup);
+    activity_kind!(/// @kopf.on.cleanup: runs when the operator exits.
+        on_cleanup, Kind::Cleanup);
+    activity_kind!(/// @kopf.on.probe: a liveness probe, reported under its id.
+        on_probe, Kind::Probe);
+}
+
+const RESOURCE_KINDS: &[Kind] = &[Kind::Create, Kind::Update, Kind::Delete, Kind::Resume, Kind::Field, Kind::Event, Kind::Timer, Kind::Daemon, Kind::Index, Kind::Validate, Kind::Mutate];
+const ERROR_KINDS: &[Kind] = &[Kind::Create, Kind::Update, Kind::Delete, Kind::Resume, Kind::Field, Kind::Timer, Kind::Daemon, Kind::Index, Kind::Startup, Kind::Cleanup, Kind::Probe];
+const OLD_NEW_KINDS: &[Kind] = &[Kind::Update, Kind::Field];
+const WEBHOOK_KINDS: &[Kind] = &[Kind::Validate, Kind::Mutate];
+
+/// Options of one handler, as Kopf's decorator arguments. An option that
+/// does not fit the handler's kind (say `interval` on a create handler) is
+/// a registration mistake: the manifest export then fails with the list of
+/// problems, and the host refuses the module.
+pub struct Registration<'a> {
+    module: &'a mut Module,
+    index: usize,
+}
+
+impl<'a> Registration<'a> {
+    fn with(self, name: &str, kinds: Option<&[Kind]>, apply: impl FnOnce(&mut Spec) -> std::result::Result<(), String>) -> Self {
+        let h = &mut self.module.handlers[self.index];
+        if let Some(kinds) = kinds {
+            if !kinds.contains(&h.kind) {
+                let p = format!("option {} does not apply to {} handlers (handler {})", name, h.kind.as_str(), h.spec.id);
+                self.module.problems.push(p);
+                return self;
+            }
+        }
+        if let Err(e) = apply(&mut h.spec) {
+            let p = format!("option {} of handler {}: {}", name, h.spec.id, e);
+            self.module.problems.push(p);
+        }
+        self
+    }
+
+    /// Passed back to the handler as `ctx.param()`.
+    pub fn param(self, v: impl Into<Value>) -> Self {
+        let v = v.into();
+        self.with("param", None, |s| {
+            s.param = v;
+            Ok(())
+        })
+    }
+    /// What an arbitrary error means (temporary by default).
+    pub fn errors(self, mode: ErrorsMode) -> Self {
+        self.with("errors", Some(ERROR_KINDS), |s| {
+            s.errors = Some(mode);
+            Ok(())
+        })
+    }
+    /// Limits the attempts.
+    pub fn retries(self, n: u32) -> Self {
+        self.with("retries", Some(ERROR_KINDS), |s| {
+            s.retries = n as i64;
+            Ok(())
+        })
+    }
+    /// Limits the time since the first attempt.
+    pub fn timeout(self, d: Duration) -> Self {
+        self.with("timeout", Some(ERROR_KINDS), |s| {
+            s.timeout = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// The delay before retrying after an arbitrary error.
+    pub fn backoff(self, d: Duration) -> Self {
+        self.with("backoff", Some(ERROR_KINDS), |s| {
+            s.backoff = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// A delete handler that runs without a finalizer.
+    pub fn optional(self) -> Self {
+        self.with("optional", Some(&[Kind::Delete]), |s| {
+            s.optional = true;
+            Ok(())
+        })
+    }
+    /// A resume handler that runs on objects marked for deletion too.
+    pub fn deleted(self) -> Self {
+        self.with("deleted", Some(&[Kind::Resume]), |s| {
+            s.deleted = true;
+            Ok(())
+        })
+    }
+    /// The period of a timer.
+    pub fn interval(self, d: Duration) -> Self {
+        self.with("interval", Some(&[Kind::Timer]), |s| {
+            s.interval = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// Runs a timer only after the object has not changed for `d`.
+    pub fn idle(self, d: Duration) -> Self {
+        self.with("idle", Some(&[Kind::Timer]), |s| {
+            s.idle = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// Keeps a timer on its interval's grid.
+    pub fn sharp(self) -> Self {
+        self.with("sharp", Some(&[Kind::Timer]), |s| {
+            s.sharp = true;
+            Ok(())
+        })
+    }
+    /// Delays the first run of a timer or daemon.
+    pub fn initial_delay(self, d: Duration) -> Self {
+        self.with("initial_delay", Some(&[Kind::Timer, Kind::Daemon]), |s| {
+            s.initial_delay = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// How long a stopped daemon may finish gracefully.
+    pub fn cancellation_backoff(self, d: Duration) -> Self {
+        self.with("cancellation_backoff", Some(&[Kind::Daemon]), |s| {
+            s.cancellation_backoff = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// How long to wait for a cancelled daemon before abandoning it.
+    pub fn cancellation_timeout(self, d: Duration) -> Self {
+        self.with("cancellation_timeout", Some(&[Kind::Daemon]), |s| {
+            s.cancellation_timeout = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// How often a daemon that will not exit is checked.
+    pub fn cancellation_polling(self, d: Duration) -> Self {
+        self.with("cancellation_polling", Some(&[Kind::Daemon]), |s| {
+            s.cancellation_polling = d.as_secs_f64();
+            Ok(())
+        })
+    }
+    /// Limits a webhook to CREATE, UPDATE, DELETE or CONNECT.
+    pub fn operations(self, ops: &[&str]) -> Self {
+        let ops: Vec<String> = ops.iter().map(|o| o.to_string()).collect();
+        self.with("operations", Some(WEBHOOK_KINDS), |s| {
+            if ops.is_empty() {
+                return Err("no operations (omit the option for all)".into());
+            }
+            s.operations = ops;
+            Ok(())
+        })
+    }
+    /// Limits a webhook to a subresource ("*" for all).
+    pub fn subresource(self, sub: &str) -> Self {
+        let sub = sub.to_string();
+        self.with("subresource", Some(WEBHOOK_KINDS), |s| {
+            s.subresource = sub;
+            Ok(())
+        })
+    }
+    /// Keeps the webhook configured when the operator exits.
+    pub fn persistent(self) -> Self {
+        self.with("persistent", Some(WEBHOOK_KINDS), |s| {
+            s.persistent = true;
+            Ok(())
+        })
+    }
+    /// Declares that the webhook has side effects.
+    pub fn side_effects(self) -> Self {
+        self.with("side_effects", Some(WEBHOOK_KINDS), |s| {
+            s.side_effects = true;
+            Ok(())
+        })
+    }
+    /// Makes the API server admit when the webhook fails.
+    pub fn ignore_failures(self) -> Self {
+        self.with("ignore_failures", Some(WEBHOOK_KINDS), |s| {
+            s.ignore_failures = true;
+            Ok(())
+        })
+    }
+    /// Filters on a label: a string value, [`PRESENT`] or [`ABSENT`].
+    pub fn label(self, key: &str, f: impl Into<Filter>) -> Self {
+        let (key, f) = (key.to_string(), f.into());
+        self.with("labels", Some(RESOURCE_KINDS), |s| {
+            check_meta(&key, &f)?;
+            s.labels.insert(key, f);
+            Ok(())
+        })
+    }
+    /// Filters on an annotation as [`Registration::label`] does.
+    pub fn annotation(self, key: &str, f: impl Into<Filter>) -> Self {
+        let (key, f) = (key.to_string(), f.into());
+        self.with("annotations", Some(RESOURCE_KINDS), |s| {
+            check_meta(&key, &f)?;
+            s.annotations.insert(key, f);
+            Ok(())
+        })
+    }
+    /// Watches one field (a dotted path); mandatory for field handlers,
+    /// whose id gets "/<field>" appended.
+    pub fn field(self, path: &str) -> Self {
+        let path = path.to_string();
+        self.with("field", Some(RESOURCE_KINDS), |s| {
+            s.field = path;
+            Ok(())
+        })
+    }
+    /// Filters on the field's value (old or new for changing handlers).
+    pub fn value(self, f: impl Into<Filter>) -> Self {
+        let f = f.into();
+        self.with("value", Some(RESOURCE_KINDS), |s| {
+            s.value = Some(check_value(f)?);
+            Ok(())
+        })
+    }
+    /// Filters on the field's old value (update and field handlers).
+    pub fn old(self, f: impl Into<Filter>) -> Self {
+        let f = f.into();
+        self.with("old", Some(OLD_NEW_KINDS), |s| {
+            s.old = Some(check_value(f)?);
+            Ok(())
+        })
+    }
+    /// Filters on the field's new value (update and field handlers).
+    pub fn new(self, f: impl Into<Filter>) -> Self {
+        let f = f.into();
+        self.with("new", Some(OLD_NEW_KINDS), |s| {
+            s.new = Some(check_value(f)?);
+            Ok(())
+        })
+    }
+    /// A callback filter (Kopf's when=): before calling the handler the
+    /// host asks the module whether `f` matches. `f` must only look.
+    pub fn when<F>(self, f: F) -> Self
+    where
+        F: Fn(&Context) -> bool + 'static,
+    {
+        let idx = self.index;
+        let r = self.with("when", Some(RESOURCE_KINDS), |s| {
+            s.when = true;
+            Ok(())
+        });
+        if r.module.handlers[idx].spec.when {
+            r.module.handlers[idx].when = Some(Box::new(f));
+        }
+        r
+    }
+}
+
+fn check_meta(key: &str, f: &Filter) -> std::result::Result<(), String> {
+    match f {
+        Filter::Is(Value::String(_)) | Filter::Present | Filter::Absent => Ok(()),
+        Filter::Is(v) => Err(format!("the filter of {:?} is {}; use a string, PRESENT or ABSENT", key, v)),
+    }
+}
+
+fn check_value(f: Filter) -> std::result::Result<Filter, String> {
+    if f == Filter::Is(Value::Null) {
+        return Err("null value; use ABSENT for a missing field".into());
+    }
+    Ok(f)
+}
+
+fn write_filter(w: &mut ObjWriter, key: &str, f: &Filter) -> std::result::Result<(), EncodeError> {
+    let mut fw = ObjWriter::new(w.key(key));
+    match f {
+        Filter::Is(v) => fw.value("value", v)?,
+        Filter::Present => fw.bool("present", true),
+        Filter::Absent => fw.bool("absent", true),
+    }
+    fw.end();
+    Ok(())
+}
+
+fn write_filters(w: &mut ObjWriter, key: &str, m: &BTreeMap<String, Filter>) -> std::result::Result<(), EncodeError> {
+    if m.is_empty() {
+        return Ok(());
+    }
+    let mut mw = ObjWriter::new(w.key(key));
+    for (k, f) in m {
+        write_filter(&mut mw, k, f)?;
+    }
+    mw.end();
+    Ok(())
+}
+
+impl Module {
+    /// The final id of each handler (field handlers get "/<field>").
+    pub(crate) fn finish(&mut self) {
+        for h in &mut self.handlers {
+            if !h.spec.field.is_empty() && h.kind != Kind::Index && !h.spec.id.ends_with(&format!("/{}", h.spec.field)) {
+                h.spec.id = format!("{}/{}", h.spec.id, h.spec.field);
+            }
+        }
+    }
+
+    pub(crate) fn handler(&self, id: &str) -> Option<&Handler> {
+        self.handlers.iter().find(|h| h.spec.id == id)
+    }
+
+    /// Every registration mistake and manifest problem (abi.Validate's).
+    pub fn problems(&self) -> Vec<String> {
+        let mut p = self.problems.clone();
+        if self.name.is_empty() {
+            p.push("module.name is empty".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, h) in self.handlers.iter().enumerate() {
+            let s = &h.spec;
+            let where_ = if s.id.is_empty() { format!("handler[{}]", i) } else { format!("handler {:?}", s.id) };
+            if s.id.is_empty() {
+                p.push(format!("{} has no id", where_));
+            } else if !seen.insert(s.id.clone()) {
+                p.push(format!("{} is declared twice", where_));
+            }
+            match (&s.resource, h.kind.is_activity()) {
+                (Some(_), true) => p.push(format!("{} is a {} handler and takes no resource", where_, h.kind.as_str())),
+                (None, false) => p.push(format!("{} has no resource", where_)),
+                (Some((_, _, name)), false) if name.is_empty() => p.push(format!("{} has no resource", where_)),
+                _ => {}
+            }
+            if h.kind == Kind::Field && s.field.is_empty() {
+                p.push(format!("{} is a field handler without a field", where_));
+            }
+            if s.field.is_empty() && (s.value.is_some() || s.old.is_some() || s.new.is_some()) {
+                p.push(format!("{} filters on value/old/new without a field", where_));
+            }
+            if s.value.is_some() && (s.old.is_some() || s.new.is_some()) {
+                p.push(format!("{} combines value with old/new", where_));
+            }
+            for op in &s.operations {
+                if !matches!(op.as_str(), "CREATE" | "UPDATE" | "DELETE" | "CONNECT" | "*") {
+                    p.push(format!("{} has an unknown operation {:?} (CREATE, UPDATE, DELETE, CONNECT)", where_, op));
+                }
+            }
+        }
+        for (i, (_, resource, verbs)) in self.permissions.iter().enumerate() {
+            let where_ = format!("permission[{}]", i);
+            if resource.is_empty() {
+                p.push(format!("{} has no resource", where_));
+            }
+            if verbs.is_empty() {
+                p.push(format!("{} has no verbs", where_));
+            }
+            for v in verbs {
+                if !matches!(v.as_str(), "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection" | "*") {
+                    p.push(format!("{} has an unknown verb {:?}", where_, v));
+                }
+            }
+        }
+        p
+    }
+
+    /// The manifest as compact JSON, or the error message that lists the
+    /// problems (as abi.ManifestError words it).
+    pub fn manifest_json(&self) -> std::result::Result<String, String> {
+        let problems = self.problems();
+        if !problems.is_empty() {
+            return Err(format!("module {:?} has an invalid manifest: {}; fix the handler registrations and rebuild", self.name, problems.join("; ")));
+        }
+        self.write_manifest().map_err(|e| e.to_string())
+    }
+
+    fn write_manifest(&self) -> std::result::Result<String, EncodeError> {
+        let mut out = String::with_capacity(256);
+        let mut w = ObjWriter::new(&mut out);
+        w.num("abiVersion", VERSION as f64)?;
+        let mut mw = ObjWriter::new(w.key("module"));
+        mw.str("name", &self.name);
+        mw.str_opt("version", &self.version);
+        mw.end();
+        let hs = w.key("handlers");
+        hs.push('[');
+        for (i, h) in self.handlers.iter().enumerate() {
+            if i > 0 {
+                hs.push(',');
+            }
+            write_handler(hs, h)?;
+        }
+        hs.push(']');
+        let mut pw = ObjWriter::new(w.key("permissions"));
+        if !self.permissions.is_empty() {
+            let ks = pw.key("kubernetes");
+            ks.push('[');
+            for (i, (g, r, verbs)) in self.permissions.iter().enumerate() {
+                if i > 0 {
+                    ks.push(',');
+                }
+                let mut kw = ObjWriter::new(ks);
+                kw.str("group", g);
+                kw.str("resource", r);
+                kw.strs("verbs", verbs);
+                kw.end();
+            }
+            ks.push(']');
+        }
+        pw.strs_opt("hosts", &self.hosts);
+        pw.end();
+        w.end();
+        Ok(out)
+    }
+}
+
+fn write_handler(out: &mut String, h: &Handler) -> std::result::Result<(), EncodeError> {
+    let s = &h.spec;
+    let mut w = ObjWriter::new(out);
+    w.str("id", &s.id);
+    w.str("kind", h.kind.as_str());
+    if let Some((g, v, n)) = &s.resource {
+        let mut rw = ObjWriter::new(w.key("resource"));
+        rw.str_opt("group", g);
+        rw.str_opt("version", v);
+        rw.str("name", n);
+        rw.end();
+    }
+    let mut fw = ObjWriter::new(w.key("filters"));
+    write_filters(&mut fw, "labels", &s.labels)?;
+    write_filters(&mut fw, "annotations", &s.annotations)?;
+    fw.str_opt("field", &s.field);
+    for (k, f) in [("value", &s.value), ("old", &s.old), ("new", &s.new)] {
+        if let Some(f) = f {
+            write_filter(&mut fw, k, f)?;
+        }
+    }
+    fw.bool_opt("when", s.when);
+    fw.end();
+    let mut ow = ObjWriter::new(w.key("options"));
+    if let Some(e) = s.errors {
+        ow.str("errors", e.as_str());
+    }
+    ow.num_opt("timeout", s.timeout)?;
+    if s.retries != 0 {
+        ow.num("retries", s.retries as f64)?;
+    }
+    ow.num_opt("backoff", s.backoff)?;
+    ow.value_opt("param", &s.param)?;
+    ow.bool_opt("optional", s.optional);
+    ow.bool_opt("deleted", s.deleted);
+    ow.num_opt("interval", s.interval)?;
+    ow.num_opt("initialDelay", s.initial_delay)?;
+    ow.num_opt("idle", s.idle)?;
+    ow.bool_opt("sharp", s.sharp);
+    ow.num_opt("cancellationBackoff", s.cancellation_backoff)?;
+    ow.num_opt("cancellationTimeout", s.cancellation_timeout)?;
+    ow.num_opt("cancellationPolling", s.cancellation_polling)?;
+    ow.strs_opt("operations", &s.operations);
+    ow.str_opt("subresource", &s.subresource);
+    ow.bool_opt("persistent", s.persistent);
+    ow.bool_opt("sideEffects", s.side_effects);
+    ow.bool_opt("ignoreFailures", s.ignore_failures);
+    ow.end();
+    w.end();
+    Ok(())
+}

@@ -1,0 +1,602 @@
+//! Offline tests of a module's handlers, natively with `cargo test`: the
+//! same JSON bytes as the wasm entry points, with a fake host that records
+//! logs, Events and API requests, refuses requests the manifest does not
+//! permit (the real host's 403), and serves permitted ones from an
+//! in-memory object store (or a function of the test's).
+//!
+//! ```ignore
+//! #[test]
+//! fn create() {
+//!     let h = kopf::testing::Harness::new(kopf::module!(register));
+//!     let res = h.run("create_fn", &obj, None);
+//!     assert_eq!(res.outcome, Ok(obj!{"message" => "hello world"}));
+//!     assert_eq!(h.logs().len(), 1);
+//! }
+//! ```
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::abi::{self, write_host_error, Kind, ObjWriter};
+use crate::errors::Error;
+use crate::json::{Map, Value};
+use crate::registry::Module;
+use crate::host::Host;
+use crate::obj;
+
+/// One call of a host function: its name and the exact bytes.
+#[derive(Clone, Debug)]
+pub struct HostCall {
+    pub func: String,
+    pub request: String,
+    pub reply: Option<String>,
+}
+
+type KubeFn = Box<dyn FnMut(&Value) -> String>;
+
+#[derive(Default)]
+struct State {
+    calls: Vec<HostCall>,
+    sleeps: Vec<f64>,
+    stop_after: usize,
+    stop_reason: String,
+    objects: BTreeMap<String, Value>,
+    serial: u64,
+    indices: BTreeMap<String, BTreeMap<String, Vec<Value>>>,
+    memos: BTreeMap<String, Value>,
+    kube: Option<KubeFn>,
+}
+
+/// The fake host and the module under test.
+pub struct Harness {
+    module: Module,
+    manifest: Value,
+    state: Rc<RefCell<State>>,
+}
+
+/// A handler call's response.
+#[derive(Clone, Debug)]
+pub struct Res {
+    /// The exact bytes the module wrote.
+    pub raw: String,
+    /// The response decoded.
+    pub response: Value,
+    /// The result on success, else the error the outcome describes.
+    pub outcome: Result<Value, Error>,
+}
+
+impl Res {
+    /// The merge patch (null when none).
+    pub fn merge(&self) -> &Value {
+        &self.response["patch"]["merge"]
+    }
+    /// The JSON patch operations (null when none).
+    pub fn json_patch(&self) -> &Value {
+        &self.response["patch"]["json"]
+    }
+    /// Whether a webhook allowed the request.
+    pub fn allowed(&self) -> bool {
+        self.response["admission"]["allowed"].as_bool().unwrap_or(false)
+    }
+}
+
+struct FakeHost {
+    state: Rc<RefCell<State>>,
+    module: String,
+    permissions: Value,
+}
+
+impl Harness {
+    /// A harness for `module` (from `kopf::module!(register)`); panics on
+    /// registration mistakes, as the host refuses such a module.
+    pub fn new(module: Module) -> Harness {
+        let raw = match module.manifest_json() {
+            Ok(raw) => raw,
+            Err(e) => panic!("{}", e),
+        };
+        let manifest = Value::parse(&raw).expect("the manifest is JSON");
+        Harness { module, manifest, state: Rc::new(RefCell::new(State::default())) }
+    }
+
+    /// The manifest as the module exports it.
+    pub fn manifest_json(&self) -> String {
+        self.module.manifest_json().unwrap()
+    }
+    /// The manifest decoded.
+    pub fn manifest(&self) -> &Value {
+        &self.manifest
+    }
+    /// The spec of handler `id`; panics when there is none.
+    pub fn spec(&self, id: &str) -> &Value {
+        let hs = self.manifest["handlers"].as_array().unwrap();
+        hs.iter().find(|h| h["id"].as_str() == Some(id)).unwrap_or_else(|| panic!("the module has no handler {:?}", id))
+    }
+
+    /// Makes daemons stop after `n` sleeps, with `reason`.
+    pub fn stop_after(&self, n: usize, reason: &str) {
+        let mut s = self.state.borrow_mut();
+        s.stop_after = n;
+        s.stop_reason = reason.to_string();
+    }
+
+    /// Serves Kubernetes requests with `f` (request in, reply JSON out)
+    /// instead of the object store; permissions are still checked.
+    pub fn kube(&self, f: impl FnMut(&Value) -> String + 'static) {
+        self.state.borrow_mut().kube = Some(Box::new(f));
+    }
+
+    /// Adds canned objects to the store.
+    pub fn add(&self, group: &str, resource: &str, obj: &Value) {
+        self.state.borrow_mut().put(group, resource, obj.clone());
+    }
+    /// An object in the store.
+    pub fn object(&self, group: &str, resource: &str, namespace: &str, name: &str) -> Option<Value> {
+        self.state.borrow().objects.get(&key(group, resource, namespace, name)).cloned()
+    }
+    /// Adds values under a key of an index.
+    pub fn set_index(&self, index: &str, key: impl Into<Value>, values: Vec<Value>) {
+        let k = key.into().to_string();
+        let mut s = self.state.borrow_mut();
+        s.indices.entry(index.into()).or_default().entry(k).or_default().extend(values);
+    }
+
+    /// The request the host would send to handler `id` for `obj` (and the
+    /// `old` object for updates, field handlers and webhooks), to edit
+    /// before [`Harness::call`].
+    pub fn request(&self, id: &str, obj: Option<&Value>, old: Option<&Value>) -> Value {
+        let spec = self.spec(id).clone();
+        let kind = Kind::parse(spec["kind"].as_str().unwrap_or("")).unwrap();
+        let mut req = obj! {"handler" => id, "kind" => kind.as_str(), "retry" => 0, "started" => "2026-01-01T00:00:00Z"};
+        let m = req.as_object_mut().unwrap();
+        if !spec["options"]["param"].is_null() {
+            m.insert("param".into(), spec["options"]["param"].clone());
+        }
+        let indices = self.index_json();
+        if !indices.is_empty() {
+            m.insert("indices".into(), Value::Object(indices));
+        }
+        if kind.is_activity() {
+            m.insert("activity".into(), kind.as_str().into());
+            return req;
+        }
+        let obj = obj.or(old).cloned().unwrap_or_else(Value::object);
+        for (k, path) in [("name", "metadata.name"), ("namespace", "metadata.namespace"), ("uid", "metadata.uid")] {
+            if !obj.str_at(path).is_empty() {
+                m.insert(k.into(), obj.str_at(path).into());
+            }
+        }
+        m.insert("body".into(), obj.clone());
+        let sel = &spec["resource"];
+        let api_version = obj.str_at("apiVersion");
+        let (group, version) = match api_version.rfind('/') {
+            Some(i) => (&api_version[..i], &api_version[i + 1..]),
+            None if !api_version.is_empty() => ("", api_version),
+            None => (sel.str_at("group"), sel.str_at("version")),
+        };
+        m.insert("resource".into(), obj! {"group" => group, "version" => version, "plural" => sel.str_at("name"),
+            "kind" => obj.str_at("kind"), "namespaced" => !obj["metadata"]["namespace"].is_null()});
+        let memo_key = format!("{}/{}", obj.str_at("metadata.namespace"), obj.str_at("metadata.name"));
+        if let Some(memo) = self.state.borrow().memos.get(&memo_key) {
+            m.insert("memo".into(), memo.clone());
+        }
+        if kind.is_changing() {
+            let reason = match kind {
+                Kind::Create => "create",
+                Kind::Update => "update",
+                Kind::Delete => "delete",
+                Kind::Resume => "resume",
+                _ if old.is_none() => "create",
+                _ => "update",
+            };
+            m.insert("reason".into(), reason.into());
+            let mut before = old.map(essence).unwrap_or(Value::Null);
+            let mut after = essence(&obj);
+            let field = spec["filters"].str_at("field");
+            if !field.is_empty() {
+                before = before.path(field).cloned().unwrap_or(Value::Null);
+                after = after.path(field).cloned().unwrap_or(Value::Null);
+            }
+            let mut d = Vec::new();
+            diff(&mut Vec::new(), &before, &after, &mut d);
+            if !before.is_null() {
+                m.insert("old".into(), before);
+            }
+            if !after.is_null() {
+                m.insert("new".into(), after);
+            }
+            if !d.is_empty() {
+                m.insert("diff".into(), Value::Array(d));
+            }
+        } else if kind == Kind::Event {
+            m.insert("event".into(), obj! {"type" => if old.is_some() { "MODIFIED" } else { "ADDED" }, "object" => obj.clone()});
+        } else if kind.is_webhook() {
+            let op = if let Some(old) = old {
+                m.insert("old".into(), old.clone());
+                "UPDATE"
+            } else {
+                "CREATE"
+            };
+            m.insert("new".into(), obj.clone());
+            let mut d = Vec::new();
+            diff(&mut Vec::new(), old.unwrap_or(&Value::Null), &obj, &mut d);
+            if !d.is_empty() {
+                m.insert("diff".into(), Value::Array(d));
+            }
+            m.insert("admission".into(), obj! {"uid" => format!("kopftest-{}", obj.str_at("metadata.name")), "operation" => op,
+                "userInfo" => obj!{"username" => "kopftest"}});
+        }
+        req
+    }
+
+    fn index_json(&self) -> Map {
+        let s = self.state.borrow();
+        let mut out = Map::new();
+        for (id, idx) in &s.indices {
+            let mut o = Map::new();
+            for (k, vs) in idx {
+                let key = match Value::parse(k) {
+                    Ok(Value::String(s)) => s,
+                    _ => k.clone(),
+                };
+                o.insert(key, Value::Array(vs.clone()));
+            }
+            out.insert(id.clone(), Value::Object(o));
+        }
+        out
+    }
+
+    /// Calls the module's handle entry point with a request, as the host
+    /// does, and keeps the memo it returns for the object's next calls.
+    pub fn call(&self, request: &Value) -> Res {
+        let mut host = FakeHost { state: self.state.clone(), module: self.module.name.clone(), permissions: self.manifest["permissions"]["kubernetes"].clone() };
+        let raw = self.module.handle_json(request.to_string().as_bytes(), &mut host).unwrap_or_else(|e| panic!("the module failed: {}", e));
+        let response = Value::parse(&raw).unwrap_or_else(|e| panic!("the response is not JSON: {}: {}", e, raw));
+        if let Some(memo) = response.get("memo") {
+            let k = format!("{}/{}", request.str_at("namespace"), request.str_at("name"));
+            self.state.borrow_mut().memos.insert(k, memo.clone());
+        }
+        let o = &response["outcome"];
+        let message = o.str_at("message").to_string();
+        let outcome = match o.str_at("status") {
+            "success" => Ok(response["result"].clone()),
+            "temporary" => Err(match o["delay"].as_f64() {
+                Some(d) => Error::temporary_after(message, std::time::Duration::from_secs_f64(d)),
+                None => Error::temporary(message),
+            }),
+            "permanent" => match o["code"].as_f64() {
+                Some(c) => Err(Error::admission(message, c as u16)),
+                None => Err(Error::permanent(message)),
+            },
+            _ => Err(Error::arbitrary(message)),
+        };
+        Res { raw, response, outcome }
+    }
+
+    /// Runs handler `id` on `obj` (with `old` for updates, field handlers
+    /// and webhooks).
+    pub fn run(&self, id: &str, obj: &Value, old: Option<&Value>) -> Res {
+        self.call(&self.request(id, Some(obj), old))
+    }
+
+    /// Asks a handler's `when` filter about `obj`.
+    pub fn matches(&self, id: &str, obj: &Value, old: Option<&Value>) -> bool {
+        let mut req = self.request(id, Some(obj), old);
+        req.as_object_mut().unwrap().insert("call".into(), "when".into());
+        self.call(&req).response["matched"].as_bool().unwrap_or(false)
+    }
+
+    /// Every host call so far.
+    pub fn calls(&self) -> Vec<HostCall> {
+        self.state.borrow().calls.clone()
+    }
+    fn requests(&self, func: &str) -> Vec<Value> {
+        self.calls().iter().filter(|c| c.func == func).filter_map(|c| Value::parse(&c.request).ok()).collect()
+    }
+    /// The log records ({"level","message","fields"}).
+    pub fn logs(&self) -> Vec<Value> {
+        self.requests(abi::HOST_LOG)
+    }
+    /// The Events posted ({"type","reason","message"}).
+    pub fn events(&self) -> Vec<Value> {
+        self.requests(abi::HOST_POST_EVENT)
+    }
+    /// The Kubernetes requests made, refused ones included.
+    pub fn kube_requests(&self) -> Vec<Value> {
+        self.requests(abi::HOST_KUBE_REQUEST)
+    }
+    /// The seconds of each sleep_until_stopped.
+    pub fn sleeps(&self) -> Vec<f64> {
+        self.state.borrow().sleeps.clone()
+    }
+}
+
+impl Host for FakeHost {
+    fn call(&mut self, func: &str, request: &[u8]) -> Option<Vec<u8>> {
+        let req = String::from_utf8_lossy(request).into_owned();
+        let reply = self.answer(func, &req);
+        self.state.borrow_mut().calls.push(HostCall { func: func.into(), request: req, reply: reply.clone() });
+        reply.map(String::into_bytes)
+    }
+}
+
+impl FakeHost {
+    fn answer(&mut self, func: &str, request: &str) -> Option<String> {
+        let req = Value::parse(request);
+        match func {
+            abi::HOST_LOG => None,
+            abi::HOST_POST_EVENT => Some("{}".into()),
+            abi::HOST_KUBE_REQUEST => Some(match req {
+                Ok(r) => self.kube(&r),
+                Err(e) => error_reply(400, "BadRequest", &e.to_string()),
+            }),
+            abi::HOST_INDEX_LOOKUP => Some(match req {
+                Ok(r) => self.lookup(&r),
+                Err(e) => error_reply(400, "BadRequest", &e.to_string()),
+            }),
+            abi::HOST_SLEEP_UNTIL_STOPPED => {
+                let secs = req.ok().and_then(|r| r["seconds"].as_f64()).unwrap_or(0.0);
+                self.state.borrow_mut().sleeps.push(secs);
+                Some(self.stopped())
+            }
+            abi::HOST_IS_STOPPED => Some(self.stopped()),
+            _ => None,
+        }
+    }
+
+    fn stopped(&self) -> String {
+        let s = self.state.borrow();
+        if s.sleeps.len() > s.stop_after {
+            let mut out = String::new();
+            let mut w = ObjWriter::new(&mut out);
+            w.bool("stopped", true);
+            w.str_opt("reason", &s.stop_reason);
+            w.end();
+            out
+        } else {
+            "{\"stopped\":false}".into()
+        }
+    }
+
+    fn kube(&mut self, req: &Value) -> String {
+        let verb = match req.str_at("verb") {
+            "apply" => "patch",
+            v => v,
+        };
+        let mut resource = req.str_at("resource").to_string();
+        if !req.str_at("subresource").is_empty() {
+            resource = format!("{}/{}", resource, req.str_at("subresource"));
+        }
+        let group = req.str_at("group");
+        let allowed = self.permissions.as_array().map_or(false, |ps| {
+            ps.iter().any(|p| {
+                (p.str_at("group") == group || p.str_at("group") == "*")
+                    && (p.str_at("resource") == resource || p.str_at("resource") == "*")
+                    && p["verbs"].as_array().map_or(false, |vs| vs.iter().any(|v| v.as_str() == Some(verb) || v.as_str() == Some("*")))
+            })
+        });
+        if !allowed {
+            let mut name = req.str_at("resource").to_string();
+            if !group.is_empty() {
+                name = format!("{}.{}", name, group);
+            }
+            if !req.str_at("subresource").is_empty() {
+                name = format!("{}/{}", name, req.str_at("subresource"));
+            }
+            let msg = format!("module {:?} did not declare permission to {} {}; add it to the module's permissions", self.module, verb, name);
+            return error_reply(403, "Forbidden", &msg);
+        }
+        let mut s = self.state.borrow_mut();
+        if let Some(f) = s.kube.as_mut() {
+            return f(req);
+        }
+        s.serve(req)
+    }
+
+    fn lookup(&self, req: &Value) -> String {
+        let s = self.state.borrow();
+        let index = req.str_at("index");
+        match s.indices.get(index) {
+            None => {
+                let mut out = String::from("{\"values\":[],\"error\":");
+                write_host_error(&mut out, 404, "NotFound", &format!("module {:?} has no index {:?}", self.module, index), "host");
+                out.push('}');
+                out
+            }
+            Some(idx) => {
+                let values = idx.get(&req["key"].to_string()).cloned().unwrap_or_default();
+                obj! {"values" => values}.to_string()
+            }
+        }
+    }
+}
+
+/// A refusal by the host.
+fn error_reply(code: u16, reason: &str, message: &str) -> String {
+    let origin = "host";
+    let mut out = String::from("{\"error\":");
+    write_host_error(&mut out, code, reason, message, origin);
+    out.push('}');
+    out
+}
+
+fn cluster_error(code: u16, reason: &str, message: &str) -> String {
+    let mut out = String::from("{\"error\":");
+    write_host_error(&mut out, code, reason, message, "cluster");
+    out.push('}');
+    out
+}
+
+fn key(group: &str, resource: &str, namespace: &str, name: &str) -> String {
+    format!("{}/{}/{}/{}", group, resource, namespace, name)
+}
+
+impl State {
+    fn put(&mut self, group: &str, resource: &str, mut obj: Value) {
+        self.serial += 1;
+        let serial = self.serial;
+        let meta = obj.entry_object("metadata");
+        meta.insert("resourceVersion".into(), serial.to_string().into());
+        meta.entry("uid".into()).or_insert_with(|| format!("kopftest-uid-{}", serial).into());
+        let k = key(group, resource, obj.str_at("metadata.namespace"), obj.str_at("metadata.name"));
+        self.objects.insert(k, obj);
+    }
+
+    fn serve(&mut self, req: &Value) -> String {
+        let (group, resource, ns, name) = (req.str_at("group"), req.str_at("resource"), req.str_at("namespace"), req.str_at("name"));
+        let k = key(group, resource, ns, name);
+        let not_found = || cluster_error(404, "NotFound", &format!("{} {:?} not found", resource, name));
+        let reply = |v: &Value| obj! {"body" => v.clone()}.to_string();
+        let place = |mut body: Value| {
+            if !ns.is_empty() {
+                body.entry_object("metadata").insert("namespace".into(), ns.into());
+            }
+            body
+        };
+        let body = req["body"].clone();
+        match req.str_at("verb") {
+            "get" => match self.objects.get(&k) {
+                Some(o) => reply(o),
+                None => not_found(),
+            },
+            "list" => {
+                let prefix = format!("{}/{}/", group, resource);
+                let sel = req.str_at("labelSelector");
+                let items: Vec<Value> = self
+                    .objects
+                    .iter()
+                    .filter(|(kk, o)| kk.starts_with(&prefix) && (ns.is_empty() || o.str_at("metadata.namespace") == ns) && selects(sel, &o["metadata"]["labels"]))
+                    .map(|(_, o)| o.clone())
+                    .collect();
+                reply(&obj! {"apiVersion" => "v1", "kind" => "List", "items" => items})
+            }
+            "create" => {
+                let mut body = place(body);
+                if body["metadata"]["name"].is_null() && !body["metadata"]["generateName"].is_null() {
+                    let n = format!("{}{:05}", body.str_at("metadata.generateName"), self.serial + 1);
+                    body.entry_object("metadata").insert("name".into(), n.into());
+                }
+                let name = body.str_at("metadata.name").to_string();
+                let k = key(group, resource, body.str_at("metadata.namespace"), &name);
+                if self.objects.contains_key(&k) {
+                    return cluster_error(409, "AlreadyExists", &format!("{} {:?} already exists", resource, name));
+                }
+                self.put(group, resource, body);
+                reply(&self.objects[&k])
+            }
+            "update" => {
+                let current = match self.objects.get(&k) {
+                    Some(c) => c.clone(),
+                    None => return not_found(),
+                };
+                let rv = &body["metadata"]["resourceVersion"];
+                if !rv.is_null() && rv != &current["metadata"]["resourceVersion"] {
+                    return cluster_error(409, "Conflict", &format!("the object {} has been modified; apply your changes to the latest version", name));
+                }
+                self.put(group, resource, place(body));
+                reply(&self.objects[&k])
+            }
+            verb @ ("patch" | "apply") => {
+                let current = self.objects.get(&k).cloned();
+                if current.is_none() && verb == "patch" {
+                    return not_found();
+                }
+                if req.str_at("patchType") == "json" {
+                    return cluster_error(415, "UnsupportedMediaType", "the harness's object store applies merge patches only; serve JSON patches with Harness::kube");
+                }
+                let merged = merge_patch(current.unwrap_or_else(Value::object), &body);
+                self.put(group, resource, place(merged));
+                reply(&self.objects[&k])
+            }
+            "delete" => match self.objects.remove(&k) {
+                Some(o) => reply(&o),
+                None => not_found(),
+            },
+            v => cluster_error(405, "MethodNotAllowed", &format!("unknown verb {}", v)),
+        }
+    }
+}
+
+fn selects(selector: &str, labels: &Value) -> bool {
+    selector.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|term| {
+        if let Some((k, v)) = term.split_once("!=") {
+            labels[k.trim()].as_str() != Some(v.trim())
+        } else if let Some((k, v)) = term.split_once('=') {
+            labels[k.trim().trim_end_matches('=')].as_str() == Some(v.trim().trim_start_matches('='))
+        } else if let Some(k) = term.strip_prefix('!') {
+            labels[k.trim()].is_null()
+        } else {
+            !labels[term].is_null()
+        }
+    })
+}
+
+/// RFC 7396.
+pub fn merge_patch(target: Value, patch: &Value) -> Value {
+    let p = match patch {
+        Value::Object(p) => p,
+        _ => return patch.clone(),
+    };
+    let mut t = match target {
+        Value::Object(t) => t,
+        _ => Map::new(),
+    };
+    for (k, v) in p {
+        if v.is_null() {
+            t.remove(k);
+        } else {
+            let cur = t.remove(k).unwrap_or(Value::Null);
+            t.insert(k.clone(), merge_patch(cur, v));
+        }
+    }
+    Value::Object(t)
+}
+
+/// Kopf's essence: the object without status, apiVersion, kind, and with
+/// only the labels and annotations of its metadata.
+pub fn essence(obj: &Value) -> Value {
+    let mut out = Map::new();
+    if let Some(m) = obj.as_object() {
+        for (k, v) in m {
+            match k.as_str() {
+                "status" | "apiVersion" | "kind" => {}
+                "metadata" => {
+                    let mut kept = Map::new();
+                    for key in ["labels", "annotations"] {
+                        if let Some(x) = v.get(key) {
+                            kept.insert(key.into(), x.clone());
+                        }
+                    }
+                    if !kept.is_empty() {
+                        out.insert(k.clone(), Value::Object(kept));
+                    }
+                }
+                _ => {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// Kopf's diff of two values, as the ABI's diff items.
+pub fn diff(path: &mut Vec<String>, old: &Value, new: &Value, out: &mut Vec<Value>) {
+    if old == new {
+        return;
+    }
+    let field = Value::Array(path.iter().map(|s| Value::from(s.as_str())).collect());
+    match (old, new) {
+        (Value::Null, _) => out.push(obj! {"op" => "add", "field" => field, "new" => new.clone()}),
+        (_, Value::Null) => out.push(obj! {"op" => "remove", "field" => field, "old" => old.clone()}),
+        (Value::Object(o), Value::Object(n)) => {
+            let keys: std::collections::BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+            for k in keys {
+                path.push(k.clone());
+                diff(path, o.get(k.as_str()).unwrap_or(&Value::Null), n.get(k.as_str()).unwrap_or(&Value::Null), out);
+                path.pop();
+            }
+        }
+        _ => out.push(obj! {"op" => "change", "field" => field, "old" => old.clone(), "new" => new.clone()}),
+    }
+}
