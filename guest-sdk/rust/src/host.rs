@@ -124,8 +124,8 @@ pub mod wasm {
         unsafe { error_set(to_block(msg.as_bytes())) };
     }
 
-    /// Sends a panic's message to the host's log and as the call's error
-    /// before the trap that ends the call (wasm has no unwinding).
+    /// Sends a panic's message to the host's log, as the call's error and
+    /// to stderr before the trap that ends the call (wasm has no unwinding).
     pub fn install_panic_hook() {
         std::panic::set_hook(Box::new(|info| {
             let msg = format!("panic: {}", info);
@@ -139,6 +139,8 @@ pub mod wasm {
             w.end();
             WasmHost.call("log", rec.as_bytes());
             set_error(&msg);
+            // the host puts the guest's stderr into the trap's detail
+            eprintln!("{}", msg);
         }));
     }
 }

@@ -57,7 +57,6 @@ impl ErrorsMode {
 #[derive(Default)]
 pub(crate) struct Spec {
     pub id: String,
-    pub kind: Option<Kind>,
     pub resource: Option<(String, String, String)>,
     pub labels: BTreeMap<String, Filter>,
     pub annotations: BTreeMap<String, Filter>,
@@ -138,7 +137,7 @@ impl Module {
     where
         F: Fn(&mut Context) -> Result + 'static,
     {
-        let spec = Spec { id: id.into(), kind: Some(kind), resource: resource.map(|(g, v, p)| (g.into(), v.into(), p.into())), ..Spec::default() };
+        let spec = Spec { id: id.into(), resource: resource.map(|(g, v, p)| (g.into(), v.into(), p.into())), ..Spec::default() };
         self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None });
         let index = self.handlers.len() - 1;
         Registration { module: self, index }

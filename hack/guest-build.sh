@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds one non-Go guest module into a .wasm file:
+#
+#   hack/guest-build.sh rust DIR OUT            (a cdylib crate: cargo build --release --target wasm32-wasi)
+#   hack/guest-build.sh assemblyscript DIR OUT  (an AssemblyScript module: DIR/assembly/index.ts)
+#
+# The output is written to a temporary file and renamed into place, so that
+# concurrent test binaries never see half a module. Used by the Makefile
+# (make guests) and by internal/guestwasm, which Go tests call.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+lang="$1"; dir="$2"; out="$3"
+[ -d "$dir" ] || { echo "guest-build: no directory $dir" >&2; exit 1; }
+"$root/hack/guest-toolchains.sh" check "$lang"
+mkdir -p "$(dirname "$out")"
+tmp="$out.$$.tmp"
+trap 'rm -f "$tmp"' EXIT
+case "$lang" in
+  rust)
+    # Debian's toolchain, whatever rustup puts first on PATH.
+    export PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/bin/cargo}"
+    name="$(sed -n 's/^name *= *"\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)"
+    /usr/bin/cargo build --quiet --release --target wasm32-wasi --manifest-path "$dir/Cargo.toml"
+    cp "$CARGO_TARGET_DIR/wasm32-wasi/release/${name//-/_}.wasm" "$tmp"
+    ;;
+  assemblyscript)
+    asdir="$root/guest-sdk/assemblyscript"
+    "$asdir/node_modules/.bin/asc" "$dir/assembly/index.ts" --config "$asdir/asconfig.json" --target release --outFile "$tmp"
+    ;;
+  *) echo "guest-build: unknown language $lang (rust, assemblyscript)" >&2; exit 2 ;;
+esac
+mv "$tmp" "$out"
+trap - EXIT
