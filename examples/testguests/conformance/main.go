@@ -1,0 +1,164 @@
+// Command conformance is the module of the Kopf conformance suite
+// (host/conformance): its handlers on kopf.dev/v1 kopfexamples behave as
+// each object asks and report every call in a log record, so that the
+// suite can assert exactly which handlers ran, why and at which retry,
+// without the handlers changing the objects' essence.
+//
+// Every call logs the message "call" with the fields reason (the cause;
+// "timer" and "daemon" for those), retry, step (the object's spec.step, so
+// a test sees which version of the object a call saw) and finalized
+// (whether the object carried the host's finalizer); field handlers add old
+// and new (JSON) at their field. A daemon also logs "stopped" with the
+// reason it was asked to stop.
+//
+// spec.behave.<handler> (the handler's id up to any "/": create_fn,
+// update_fn, field_fn, labels_fn, delete_fn, ...) says what a call does:
+//
+//	fail:  "temporary", "permanent" or "arbitrary" (an error that is not
+//	       a kopf error); empty succeeds
+//	until: fail only while retry < until; 0 fails at every retry
+//	delay: the TemporaryError's delay, in seconds
+//	block: sleep this many seconds first (an object deleted meanwhile)
+//
+// Successful changing handlers return {"reason": ..., "retry": ...},
+// stored under status.<id>; timers and daemons return nothing.
+//
+// Handlers that only some scenarios want are switched on by an annotation
+// on the object (present, any value):
+//
+//	conf/delete-required   delete_fn (a finalizer is needed)
+//	conf/delete-optional   delete_optional_fn (optional: no finalizer)
+//	conf/resume            resume_fn
+//	conf/resume-deleted    resume_deleted_fn (deleted=True)
+//	conf/labels-fn         labels_fn, a field handler on metadata.labels
+//	conf/limited           limited_fn, a create handler with retries=2
+//	conf/timeout           timeout_fn, a create handler with timeout=2s
+//	conf/ignored           ignored_fn, errors=IGNORED
+//	conf/strict            strict_fn, errors=PERMANENT
+//	conf/timer             timer_fn, a timer with a 1h interval (it runs
+//	                       once at once, then sleeps until stopped)
+//	conf/daemon            daemon_fn, a daemon that sleeps until stopped
+//
+// and by labels: matched_create_fn and matched_update_fn run only on
+// objects labelled match=yes (the label-filter scenarios).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	kopf "github.com/kopf-wasm/kopf-wasm/guest-sdk"
+)
+
+const group, version, plural = "kopf.dev", "v1", "kopfexamples"
+
+// finalizer is the host's default finalizer.
+const finalizer = "kopf.zalando.org/KopfFinalizerMarker"
+
+func on(annotation string) kopf.Option {
+	return kopf.Annotations(map[string]any{annotation: kopf.Present})
+}
+
+func init() {
+	kopf.Module("conformance", "0.1.0")
+	kopf.OnCreate(group, version, plural, changing, kopf.ID("create_fn"))
+	kopf.OnUpdate(group, version, plural, changing, kopf.ID("update_fn"))
+	kopf.OnField(group, version, plural, changing, kopf.ID("field_fn"), kopf.Field("spec.field"))
+	kopf.OnField(group, version, plural, changing, kopf.ID("field_gone_fn"), kopf.Field("spec.field"),
+		kopf.New(kopf.Absent))
+	kopf.OnField(group, version, plural, changing, kopf.ID("labels_fn"), kopf.Field("metadata.labels"),
+		on("conf/labels-fn"))
+	kopf.OnCreate(group, version, plural, changing, kopf.ID("matched_create_fn"),
+		kopf.Labels(map[string]any{"match": "yes"}))
+	kopf.OnUpdate(group, version, plural, changing, kopf.ID("matched_update_fn"),
+		kopf.Labels(map[string]any{"match": "yes"}))
+	kopf.OnCreate(group, version, plural, changing, kopf.ID("limited_fn"), on("conf/limited"), kopf.Retries(2))
+	kopf.OnCreate(group, version, plural, changing, kopf.ID("timeout_fn"), on("conf/timeout"),
+		kopf.Timeout(2*time.Second))
+	kopf.OnCreate(group, version, plural, changing, kopf.ID("ignored_fn"), on("conf/ignored"),
+		kopf.Errors(kopf.ErrorsIgnored))
+	kopf.OnCreate(group, version, plural, changing, kopf.ID("strict_fn"), on("conf/strict"),
+		kopf.Errors(kopf.ErrorsPermanent))
+	kopf.OnResume(group, version, plural, changing, kopf.ID("resume_fn"), on("conf/resume"))
+	kopf.OnResume(group, version, plural, changing, kopf.ID("resume_deleted_fn"), on("conf/resume-deleted"),
+		kopf.Deleted())
+	kopf.OnDelete(group, version, plural, changing, kopf.ID("delete_fn"), on("conf/delete-required"))
+	kopf.OnDelete(group, version, plural, changing, kopf.ID("delete_optional_fn"), on("conf/delete-optional"),
+		kopf.Optional())
+	kopf.Timer(group, version, plural, timer, kopf.ID("timer_fn"), on("conf/timer"), kopf.Interval(time.Hour))
+	kopf.Daemon(group, version, plural, daemon, kopf.ID("daemon_fn"), on("conf/daemon"))
+}
+
+// key is the handler's key in spec.behave: its id without a field suffix.
+func key(ctx *kopf.Context) string {
+	id, _, _ := strings.Cut(ctx.Handler(), "/")
+	return id
+}
+
+// record logs the call for the suite to read back.
+func record(ctx *kopf.Context, reason string) {
+	list, _ := ctx.Meta()["finalizers"].([]any)
+	step, _ := ctx.Spec().Get("step")
+	attrs := []any{"reason", reason, "retry", ctx.Retry(), "step", step,
+		"finalized", slices.Contains(list, any(finalizer))}
+	if strings.Contains(ctx.Handler(), "/") { // a field handler: old and new at its field
+		attrs = append(attrs, "old", encode(ctx.Old()), "new", encode(ctx.New()))
+	}
+	ctx.Logger().Info("call", attrs...)
+}
+
+func encode(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// changing is every changing handler: it records the call and behaves as
+// spec.behave.<key> says.
+func changing(ctx *kopf.Context) (any, error) {
+	record(ctx, string(ctx.Reason()))
+	b := ctx.Spec().Map("behave").Map(key(ctx))
+	if s := number(b, "block"); s > 0 {
+		ctx.SleepUntilStopped(time.Duration(s * float64(time.Second)))
+	}
+	until := number(b, "until")
+	if fail := b.String("fail"); fail != "" && (until == 0 || float64(ctx.Retry()) < until) {
+		msg := fmt.Sprintf("%s fails at retry %d", ctx.Handler(), ctx.Retry())
+		switch fail {
+		case "temporary":
+			return nil, kopf.TemporaryError{Message: msg, Delay: time.Duration(number(b, "delay") * float64(time.Second))}
+		case "permanent":
+			return nil, kopf.PermanentError{Message: msg}
+		default:
+			return nil, errors.New(msg)
+		}
+	}
+	return map[string]any{"reason": string(ctx.Reason()), "retry": ctx.Retry()}, nil
+}
+
+// timer records its run; with a one-hour interval it runs once and then
+// sleeps until the object goes.
+func timer(ctx *kopf.Context) (any, error) {
+	record(ctx, "timer")
+	return nil, nil
+}
+
+// daemon records its start and sleeps until it is asked to stop.
+func daemon(ctx *kopf.Context) (any, error) {
+	record(ctx, "daemon")
+	for !ctx.SleepUntilStopped(time.Hour) {
+	}
+	ctx.Logger().Info("stopped", "why", ctx.StopReason())
+	return nil, nil
+}
+
+func number(o kopf.Object, key string) float64 {
+	v, _ := o.Get(key)
+	f, _ := v.(float64)
+	return f
+}
+
+func main() {}
