@@ -1,180 +1,257 @@
 // Package settings holds the host's operator settings, grouped as Kopf's
-// OperatorSettings are (persistence, execution, posting, queueing, watching)
-// plus the groups Kopf has no need for (wasm, kube).
+// OperatorSettings are (persistence, execution, posting, queueing, watching,
+// process) plus the groups Kopf has no need for (wasm, kube, modules).
 //
-// Embedders and the CLI start from [Default], change what they need, and pass
-// the result to the host; [Settings.Validate] reports nonsense before anything
-// starts. Every package of the host reads its own group; nothing here talks to
-// Kubernetes or wasm. Defaults live in [Default] only.
+// Every default of the host lives in [Default], and only there: the
+// packages below the host (the wasm runtime, the Kubernetes client, the
+// reactor) take their values from a Settings, and fall back to Default()
+// when given none. Embedders start from Default(), change what they need and
+// pass the result to the host; `kopf-wasm run --config FILE` reads the same
+// fields from YAML ([ReadFile]), under the names of their JSON tags
+// (docs/settings.md lists them all). [Settings.Validate] reports nonsense
+// before anything starts. Nothing here talks to Kubernetes or wasm.
 package settings
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
 	"time"
 )
 
-// Settings are the knobs of one host. The zero value is not meant to be used:
-// start from [Default].
+// Settings are the knobs of one host. The zero value is not meant to be
+// used: start from [Default].
 type Settings struct {
-	Persistence Persistence
-	Execution   Execution
-	Posting     Posting
-	Queueing    Queueing
-	Watching    Watching
-	Wasm        Wasm
-	Kube        Kube
+	// Persistence says where the host keeps its state on the objects.
+	Persistence Persistence `json:"persistence"`
+	// Execution tunes handler calls and their retries.
+	Execution Execution `json:"execution"`
+	// Posting tunes the Kubernetes Events the host posts about handlers.
+	Posting Posting `json:"posting"`
+	// Queueing tunes the per-object queues.
+	Queueing Queueing `json:"queueing"`
+	// Watching tunes the watch streams.
+	Watching Watching `json:"watching"`
+	// Wasm bounds every handler call.
+	Wasm Wasm `json:"wasm"`
+	// Kube tunes the host's Kubernetes client.
+	Kube Kube `json:"kube"`
+	// Modules tunes how module files and OCI tags are followed.
+	Modules Modules `json:"modules"`
+	// Process tunes the host's stop.
+	Process Process `json:"process"`
 }
 
 // Persistence says where the host keeps its state on the objects. The
 // defaults are Kopf's, so that objects handled by Kopf are not seen as new.
 type Persistence struct {
 	// Prefix of every annotation the host writes: progress records
-	// ("<prefix>/<handler-id>") and the diff-base. Default "kopf.zalando.org".
-	// A prefix not starting with "kopf." also gets a "<prefix>/kopf-managed"
-	// marker, so other Kopf-like operators ignore its annotations.
-	Prefix string
-	// Finalizer added to objects that have non-optional delete handlers (or,
-	// later, timers and daemons). Default "kopf.zalando.org/KopfFinalizerMarker"
-	// (not derived from Prefix, as in Kopf).
-	Finalizer string
+	// ("<prefix>/<handler-id>") and the diff-base. A prefix not starting
+	// with "kopf." also gets a "<prefix>/kopf-managed" marker, so other
+	// Kopf-like operators ignore its annotations. Kopf's.
+	Prefix string `json:"prefix"`
+	// Finalizer added to objects that have non-optional delete handlers,
+	// timers or daemons. Not derived from Prefix, as in Kopf. Kopf's.
+	Finalizer string `json:"finalizer"`
 	// DiffBaseKey is the name, under Prefix, of the annotation holding the
-	// last handled essence. Default "last-handled-configuration".
-	DiffBaseKey string
-	// V1Keys also writes Kopf's legacy V1 annotation keys when they differ from
-	// the V2 ones (only for long handler ids), as Kopf does by default, so an
-	// operator can move back to Kopf. Default true.
-	V1Keys bool
-	// DiffBaseInStatus keeps the diff-base in status.kopf.last-handled-
-	// configuration (Kopf's StatusDiffBaseStorage) instead of the
-	// annotation. On resources with the status subresource an update then
+	// last handled essence. Kopf's.
+	DiffBaseKey string `json:"diffBaseKey"`
+	// V1Keys also writes Kopf's legacy V1 annotation keys when they differ
+	// from the V2 ones (only for long handler ids), as Kopf does by default,
+	// so an operator can move back to Kopf.
+	V1Keys bool `json:"v1Keys"`
+	// DiffBaseInStatus keeps the diff-base in the status (at
+	// status.kopf.last-handled-configuration, Kopf's StatusDiffBaseStorage)
+	// instead of the annotation. On resources with the status subresource an update then
 	// costs one request instead of two (the diff-base goes with the
 	// results). The annotation is still read, so objects Kopf handled are
 	// not seen as new, but Kopf's default storage does not read the status:
-	// set it to false before moving objects back to Kopf. Default true: the
+	// set it to false before moving objects back to Kopf. On by default: the
 	// host's own API load comes first.
-	DiffBaseInStatus bool
+	DiffBaseInStatus bool `json:"diffBaseInStatus"`
+	// ConsistencyTimeout is the longest wait, after the host patched an
+	// object, for the watch to deliver the patched version before the
+	// object is processed again regardless. Kopf's.
+	ConsistencyTimeout time.Duration `json:"consistencyTimeout"`
 }
 
 // Execution tunes handler calls and their retries.
 type Execution struct {
 	// DefaultBackoff is the retry delay after an arbitrary error when the
 	// handler sets no backoff, and the delay of a temporary error that names
-	// none (Kopf's TemporaryError default). Default 60s.
-	DefaultBackoff time.Duration
-	// Workers is the number of objects processed at once (the bounded worker
-	// pool). Default 16.
-	Workers int
+	// none (Kopf's TemporaryError default).
+	DefaultBackoff time.Duration `json:"defaultBackoff"`
+	// Workers is the number of objects processed at once (the bounded
+	// worker pool).
+	Workers int `json:"workers"`
 	// MaxDaemons caps the daemons running at once per module; each holds a
 	// wasm instance of its own. A daemon past the cap waits for a slot, and
-	// a warning says so. Default 100.
-	MaxDaemons int
+	// a warning says so.
+	MaxDaemons int `json:"maxDaemons"`
 }
 
 // Posting tunes the Kubernetes Events the host posts about handlers.
 type Posting struct {
 	// Enabled turns posting of any Event on or off, including those a guest
-	// posts explicitly. Default true.
-	Enabled bool
-	// Level is the minimum severity of the host's own handler-outcome Events:
-	// LevelWarning posts failures only, LevelInfo also successes. Events a
-	// guest posts explicitly are not filtered by it. Default LevelWarning
-	// (Kopf 1.44 no longer posts success messages either; each Event is an
-	// API write).
-	Level Level
+	// posts explicitly.
+	Enabled bool `json:"enabled"`
+	// Level is the minimum severity of the host's own handler-outcome
+	// Events: "warning" posts failures only, "info" also successes. Events a
+	// guest posts explicitly are not filtered by it. Kopf 1.44 no longer
+	// posts success messages either by default; each Event is an API write.
+	Level Level `json:"level"`
 	// ReportingComponent is the Event's reportingComponent and
-	// source.component. Default "kopf-wasm".
-	ReportingComponent string
-	// EventNamePrefix is the Event's metadata.generateName. Default
-	// "kopf-event-".
-	EventNamePrefix string
+	// source.component.
+	ReportingComponent string `json:"reportingComponent"`
+	// ReportingInstance is the Event's reportingInstance. Empty: the host
+	// name (the pod's name in a cluster).
+	ReportingInstance string `json:"reportingInstance"`
+	// EventNamePrefix is the Event's metadata.generateName: the API server
+	// appends a random suffix. Kopf's.
+	EventNamePrefix string `json:"eventNamePrefix"`
 }
-
-// Level is the severity of a posted Event.
-type Level int
-
-// Levels, in increasing severity.
-const (
-	LevelInfo Level = iota
-	LevelWarning
-)
 
 // Queueing tunes the per-object queues.
 type Queueing struct {
 	// ErrorDelays throttle an object after a framework or API error (not a
-	// handler error): the n-th consecutive error waits ErrorDelays[n], and the
-	// last value repeats. Default Fibonacci 1s, 1s, 2s, 3s, …, 610s, as Kopf.
-	ErrorDelays []time.Duration
+	// handler error): the n-th consecutive error waits ErrorDelays[n], and
+	// the last value repeats. Kopf's Fibonacci series.
+	ErrorDelays []time.Duration `json:"errorDelays"`
 }
 
-// Watching tunes the watch streams.
+// Watching tunes the watch streams, as Kopf's settings.watching does.
 type Watching struct {
-	// ServerTimeout is sent as timeoutSeconds on watch requests, so the server
-	// closes idle streams and the host reconnects. Default 0: the server's own
-	// default.
-	ServerTimeout time.Duration
-	// ReconnectBackoff is the pause before re-establishing a watch that
-	// ended. Default 100ms, as Kopf.
-	ReconnectBackoff time.Duration
-	// InactivityTimeout restarts a watch on which nothing arrived, not even a
-	// bookmark, for this long. Default 70s, as Kopf (bookmarks come about every
-	// 60s).
-	InactivityTimeout time.Duration
+	// ServerTimeout is sent as timeoutSeconds on every watch request, so
+	// the API server ends the stream after that long and the host resumes
+	// it from the last resource version it saw (no new listing). Whole
+	// seconds. 0: client-go's choice, a random 5 to 10 minutes per request,
+	// which spreads the reconnections of many watches.
+	ServerTimeout time.Duration `json:"serverTimeout"`
+	// ReconnectBackoff is the pause between the end of a watch stream and
+	// the request that resumes it, as Kopf's. A watch request that fails
+	// also waits client-go's growing backoff (0.8 s up to 30 s). 0: no
+	// pause.
+	ReconnectBackoff time.Duration `json:"reconnectBackoff"`
+	// InactivityTimeout ends a watch stream on which nothing arrived, not
+	// even a bookmark, for this long; the host resumes it as after a server
+	// timeout. Watches ask for bookmarks, which the API server sends about
+	// every minute, so a stream silently dropped by a load balancer is
+	// noticed within this time. Kopf's. 0: never.
+	InactivityTimeout time.Duration `json:"inactivityTimeout"`
 }
 
 // Wasm bounds every handler call.
 type Wasm struct {
-	// CallTimeout is the longest one guest call may run; the instance is
-	// closed when it passes and the call fails with an arbitrary error.
-	// Default 30s.
-	CallTimeout time.Duration
-	// MaxMemoryPages caps a guest's linear memory, in 64 KiB pages. Default
-	// 1024 (64 MiB).
-	MaxMemoryPages uint32
-	// MaxOutputBytes caps the size of a guest's response. Default 4 MiB.
-	MaxOutputBytes int
+	// CallTimeout is the longest one guest call may run, including the
+	// Kubernetes requests it makes; when it passes the guest is stopped,
+	// its instance discarded, and the call fails with an arbitrary error.
+	// Daemons run outside it.
+	CallTimeout time.Duration `json:"callTimeout"`
+	// MaxMemoryPages caps a guest's linear memory, in 64 KiB pages (1 to
+	// 65536). A standard-Go guest needs a few MiB.
+	MaxMemoryPages uint32 `json:"maxMemoryPages"`
+	// MaxOutputBytes caps the size of a guest's response (or manifest); a
+	// larger one fails the call. Above the largest object the API server
+	// stores.
+	MaxOutputBytes int `json:"maxOutputBytes"`
 	// PoolSize is the number of instances kept per module; an instance is
-	// never shared by two calls at once. Default: one per CPU the Go
+	// never shared by two calls at once. The default is one per CPU the Go
 	// runtime uses (GOMAXPROCS), at least 2 and at most 4. A call is
 	// CPU-bound unless it waits on the host (Kubernetes requests, sleeps),
 	// and each instance holds 3-4 MB (a standard-Go guest), so more
 	// instances than CPUs cost memory and rarely add throughput; raise it
 	// for handlers that spend their time in Kubernetes requests.
-	PoolSize int
-	// CacheDir holds compiled modules across restarts. Default "": compile
-	// in memory only.
-	CacheDir string
+	PoolSize int `json:"poolSize"`
+	// CacheDir holds compiled modules across restarts; it must be private
+	// to the host. Empty: compile in memory only (`kopf-wasm run` uses
+	// $KOPF_WASM_CACHE/wasm, by default ~/.cache/kopf-wasm/wasm).
+	CacheDir string `json:"cacheDir"`
+	// GuestGOGC is the GOGC environment variable of every instance, which
+	// the Go runtime of a standard-Go (or TinyGo) guest reads at start;
+	// other guests ignore it. A guest's linear memory only grows, so a lower
+	// GOGC keeps instances smaller: 50 keeps an instance of the kopfexample
+	// module at 6.3 MiB instead of 8.3 MiB after 3,000 calls, at no
+	// measurable CPU cost (25 costs about 10 %). -1 leaves GOGC unset (the
+	// guest's default, 100).
+	GuestGOGC int `json:"guestGOGC"`
 }
 
 // Kube tunes the host's Kubernetes client.
 type Kube struct {
-	// QPS and Burst rate-limit requests to the API server (client-go's token
-	// bucket) when QPS is above zero. Default QPS -1: no client-side limit,
-	// as in Kopf and controller-runtime; the API server's priority and
-	// fairness protects it. A limit of 200 would cap a busy host at 200
+	// QPS and Burst rate-limit requests to the API server (client-go's
+	// token bucket) when QPS is above zero. QPS 0 or less: no client-side
+	// limit, as in Kopf and controller-runtime; the API server's priority
+	// and fairness protects it. A limit of 200 would cap a busy host at 200
 	// writes per second (the kopfexamples benchmark's create phase needs
 	// 4,000 in seconds).
-	QPS   float32
-	Burst int
-	// RequestTimeout bounds every non-watch request. Default 300s, as Kopf.
-	RequestTimeout time.Duration
-	// ErrorBackoffs are the pauses between retries of a failed request
-	// (connection errors, timeouts, 5xx, 429 and 403). Default 1s, 1s, 2s, 3s,
-	// 5s, 8s, 13s, 21s, as Kopf; empty means no retries.
-	ErrorBackoffs []time.Duration
+	QPS float32 `json:"qps"`
+	// Burst is the token bucket's size when QPS is above zero.
+	Burst int `json:"burst"`
+	// RequestTimeout bounds each attempt of a request that is not a watch
+	// (reads, writes, Events, discovery; a handler's requests are also
+	// bounded by wasm.callTimeout).
+	RequestTimeout time.Duration `json:"requestTimeout"`
+	// ErrorBackoffs are the pauses between the attempts of a request that
+	// failed transiently (connection errors, timeouts, 5xx, 429); their
+	// number is the number of retries, so an empty list turns retries off.
+	// Kopf's.
+	ErrorBackoffs []time.Duration `json:"errorBackoffs"`
+	// DiscoveryRefresh is the shortest time between two refreshes of the
+	// API discovery triggered by a resource the cache does not know, so that
+	// a module asking again and again for a kind the cluster does not serve
+	// does not cost a discovery round each time.
+	DiscoveryRefresh time.Duration `json:"discoveryRefresh"`
+	// KeepManagedFields keeps metadata.managedFields in the watch cache and
+	// in the objects passed to handlers. Off by default: they are often the
+	// largest part of an object and handlers rarely need them.
+	KeepManagedFields bool `json:"keepManagedFields"`
+	// UserAgent is sent with every request.
+	UserAgent string `json:"userAgent"`
+	// FieldManager names the host in managedFields for its own writes and
+	// for guest writes that name no manager.
+	FieldManager string `json:"fieldManager"`
 }
 
-// Default returns the settings with every default in place.
+// Modules tunes how module files and OCI tags are followed while the host
+// runs.
+type Modules struct {
+	// ReloadInterval is how often module files are checked for a new
+	// version, which is then loaded in the background and swapped in
+	// between processing cycles; a version that does not load leaves the
+	// old one serving. 0: never (modules are loaded once).
+	ReloadInterval time.Duration `json:"reloadInterval"`
+	// TagPollInterval is how often modules named by an OCI tag are
+	// resolved again; a new digest is pulled and swapped in as a changed
+	// file is. Digests are pinned and never polled. 0: never.
+	TagPollInterval time.Duration `json:"tagPollInterval"`
+}
+
+// Process tunes the host's stop.
+type Process struct {
+	// ShutdownTimeout bounds the whole stop after SIGTERM or SIGINT: the
+	// in-flight processing cycles, the daemons' stop and the cleanup
+	// activities. Past it the host exits with an error and abandons them
+	// (their objects are processed again at the next start). Below
+	// Kubernetes' default terminationGracePeriodSeconds (30), so that the
+	// host, not the kubelet's SIGKILL, decides.
+	ShutdownTimeout time.Duration `json:"shutdownTimeout"`
+	// CleanupTimeout bounds the daemons' stop, and then the cleanup
+	// activities, once the processing cycles have finished. At most
+	// ShutdownTimeout.
+	CleanupTimeout time.Duration `json:"cleanupTimeout"`
+}
+
+// Default returns the settings with every default in place. It is the one
+// place where the host's defaults are written.
 func Default() Settings {
 	return Settings{
 		Persistence: Persistence{
-			Prefix:           "kopf.zalando.org",
-			Finalizer:        "kopf.zalando.org/KopfFinalizerMarker",
-			DiffBaseKey:      "last-handled-configuration",
-			V1Keys:           true,
-			DiffBaseInStatus: true,
+			Prefix:             "kopf.zalando.org",
+			Finalizer:          "kopf.zalando.org/KopfFinalizerMarker",
+			DiffBaseKey:        "last-handled-configuration",
+			V1Keys:             true,
+			DiffBaseInStatus:   true,
+			ConsistencyTimeout: 5 * time.Second,
 		},
 		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100},
 		Posting: Posting{
@@ -190,8 +267,17 @@ func Default() Settings {
 			MaxMemoryPages: 1024,
 			MaxOutputBytes: 4 << 20,
 			PoolSize:       min(4, max(2, runtime.GOMAXPROCS(0))),
+			GuestGOGC:      50,
 		},
-		Kube: Kube{QPS: -1, Burst: 400, RequestTimeout: 300 * time.Second, ErrorBackoffs: seconds(1, 1, 2, 3, 5, 8, 13, 21)},
+		Kube: Kube{
+			QPS: -1, Burst: 400, RequestTimeout: 30 * time.Second,
+			ErrorBackoffs:    seconds(1, 1, 2, 3, 5, 8, 13, 21),
+			DiscoveryRefresh: 2 * time.Second,
+			UserAgent:        "kopf-wasm",
+			FieldManager:     "kopf-wasm",
+		},
+		Modules: Modules{ReloadInterval: time.Second, TagPollInterval: 30 * time.Second},
+		Process: Process{ShutdownTimeout: 25 * time.Second, CleanupTimeout: 10 * time.Second},
 	}
 }
 
@@ -203,37 +289,40 @@ func seconds(values ...int) []time.Duration {
 	return out
 }
 
-// maxPrefixLength keeps "<prefix>/<63-char name>" within the 253 characters
-// Kubernetes allows for an annotation key.
-const maxPrefixLength = 253 - 63 - 1
+// Level is the severity of a posted Event. In YAML and JSON it is "info" or
+// "warning".
+type Level int
 
-// Validate reports every setting that cannot work, joined.
-func (s Settings) Validate() error {
-	var errs []error
-	p := s.Persistence
-	switch {
-	case p.Prefix == "":
-		errs = append(errs, errors.New("persistence.prefix is empty"))
-	case len(p.Prefix) > maxPrefixLength || strings.Contains(p.Prefix, "/"):
-		errs = append(errs, fmt.Errorf("persistence.prefix[%s] is not a DNS subdomain of at most %d characters", p.Prefix, maxPrefixLength))
+// Levels, in increasing severity.
+const (
+	LevelInfo Level = iota
+	LevelWarning
+)
+
+var levelNames = map[Level]string{LevelInfo: "info", LevelWarning: "warning"}
+
+func (l Level) String() string {
+	if name, ok := levelNames[l]; ok {
+		return name
 	}
-	if i := strings.Index(p.Finalizer, "/"); i <= 0 || i == len(p.Finalizer)-1 {
-		errs = append(errs, fmt.Errorf("persistence.finalizer[%s] is not a qualified name (domain/name)", p.Finalizer))
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// MarshalText writes the level's name.
+func (l Level) MarshalText() ([]byte, error) {
+	if _, ok := levelNames[l]; !ok {
+		return nil, fmt.Errorf("unknown level %d", int(l))
 	}
-	if p.DiffBaseKey == "" {
-		errs = append(errs, errors.New("persistence.diffBaseKey is empty"))
+	return []byte(l.String()), nil
+}
+
+// UnmarshalText reads a level's name, in any case.
+func (l *Level) UnmarshalText(text []byte) error {
+	for level, name := range levelNames {
+		if strings.EqualFold(string(text), name) {
+			*l = level
+			return nil
+		}
 	}
-	if s.Execution.DefaultBackoff < 0 {
-		errs = append(errs, errors.New("execution.defaultBackoff is negative"))
-	}
-	if s.Execution.Workers < 1 {
-		errs = append(errs, errors.New("execution.workers is below 1"))
-	}
-	if len(s.Queueing.ErrorDelays) == 0 {
-		errs = append(errs, errors.New("queueing.errorDelays is empty"))
-	}
-	if s.Wasm.CallTimeout <= 0 || s.Wasm.MaxMemoryPages == 0 || s.Wasm.MaxOutputBytes <= 0 || s.Wasm.PoolSize < 1 {
-		errs = append(errs, errors.New("wasm limits must all be positive"))
-	}
-	return errors.Join(errs...)
+	return fmt.Errorf("want info or warning, got %q", text)
 }

@@ -1,0 +1,183 @@
+package settings
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Error is one setting that cannot work: Key is its name as in a config
+// file ("execution.workers").
+type Error struct {
+	Key, Problem string
+}
+
+func (e *Error) Error() string { return e.Key + ": " + e.Problem }
+
+// Errors are the settings that cannot work, in field order; the message is
+// one line.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap lets errors.As find each *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// maxPrefixLength keeps "<prefix>/<63-char name>" within the 253 characters
+// Kubernetes allows for an annotation key.
+const maxPrefixLength = 253 - 63 - 1
+
+// maxMemoryPages is the most pages a wasm32 memory can have (4 GiB).
+const maxMemoryPages = 65536
+
+var (
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// namePrefix is what metadata.generateName may be: the start of a DNS
+	// subdomain.
+	namePrefix = regexp.MustCompile(`^[a-z0-9][-a-z0-9.]*$`)
+)
+
+// Validate reports every setting that cannot work, as [Errors] naming each
+// key and its allowed range; nil if all can.
+func (s Settings) Validate() error {
+	var v validator
+	p := s.Persistence
+	switch {
+	case p.Prefix == "":
+		v.fail("persistence.prefix", "must not be empty")
+	case len(p.Prefix) > maxPrefixLength || !dnsSubdomain.MatchString(p.Prefix):
+		v.fail("persistence.prefix", "must be a DNS subdomain (lower case, digits, '-' and '.') of at most %d characters, got %q",
+			maxPrefixLength, p.Prefix)
+	}
+	if i := strings.Index(p.Finalizer, "/"); i <= 0 || i == len(p.Finalizer)-1 || strings.Count(p.Finalizer, "/") > 1 {
+		v.fail("persistence.finalizer", "must be a qualified name (domain/name), got %q", p.Finalizer)
+	}
+	if p.DiffBaseKey == "" || strings.Contains(p.DiffBaseKey, "/") || len(p.DiffBaseKey) > 63 {
+		v.fail("persistence.diffBaseKey", "must be an annotation name of 1 to 63 characters without '/', got %q", p.DiffBaseKey)
+	}
+	v.positive("persistence.consistencyTimeout", p.ConsistencyTimeout)
+
+	e := s.Execution
+	v.notNegative("execution.defaultBackoff", e.DefaultBackoff)
+	v.atLeast("execution.workers", e.Workers, 1)
+	v.atLeast("execution.maxDaemons", e.MaxDaemons, 1)
+
+	po := s.Posting
+	if _, ok := levelNames[po.Level]; !ok {
+		v.fail("posting.level", "must be info or warning, got %d", int(po.Level))
+	}
+	if po.ReportingComponent == "" || len(po.ReportingComponent) > 128 {
+		v.fail("posting.reportingComponent", "must be 1 to 128 characters, got %q", po.ReportingComponent)
+	}
+	if len(po.ReportingInstance) > 128 {
+		v.fail("posting.reportingInstance", "must be at most 128 characters")
+	}
+	if !namePrefix.MatchString(po.EventNamePrefix) || len(po.EventNamePrefix) > 200 {
+		v.fail("posting.eventNamePrefix", "must be the start of a DNS subdomain (lower case, digits, '-' and '.'), 1 to 200 characters, got %q",
+			po.EventNamePrefix)
+	}
+
+	if len(s.Queueing.ErrorDelays) == 0 {
+		v.fail("queueing.errorDelays", "must list at least one delay")
+	}
+	v.notNegativeList("queueing.errorDelays", s.Queueing.ErrorDelays)
+
+	w := s.Watching
+	if w.ServerTimeout < 0 || w.ServerTimeout%time.Second != 0 {
+		v.fail("watching.serverTimeout", "must be whole seconds, 0 or more, got %s", w.ServerTimeout)
+	}
+	v.notNegative("watching.reconnectBackoff", w.ReconnectBackoff)
+	if w.InactivityTimeout != 0 && w.InactivityTimeout < time.Second {
+		v.fail("watching.inactivityTimeout", "must be 0 (never) or at least 1s, got %s", w.InactivityTimeout)
+	}
+
+	m := s.Wasm
+	v.positive("wasm.callTimeout", m.CallTimeout)
+	if m.MaxMemoryPages < 1 || m.MaxMemoryPages > maxMemoryPages {
+		v.fail("wasm.maxMemoryPages", "must be 1 to %d (64 KiB pages), got %d", maxMemoryPages, m.MaxMemoryPages)
+	}
+	v.atLeast("wasm.maxOutputBytes", m.MaxOutputBytes, 1)
+	v.atLeast("wasm.poolSize", m.PoolSize, 1)
+	if m.GuestGOGC < -1 || m.GuestGOGC == 0 {
+		v.fail("wasm.guestGOGC", "must be -1 (unset) or at least 1, got %d", m.GuestGOGC)
+	}
+
+	k := s.Kube
+	if k.QPS > 0 && k.Burst < 1 {
+		v.fail("kube.burst", "must be at least 1 when kube.qps is above 0, got %d", k.Burst)
+	}
+	v.atLeast("kube.burst", k.Burst, 0)
+	v.positive("kube.requestTimeout", k.RequestTimeout)
+	v.notNegativeList("kube.errorBackoffs", k.ErrorBackoffs)
+	v.notNegative("kube.discoveryRefresh", k.DiscoveryRefresh)
+	if k.UserAgent == "" {
+		v.fail("kube.userAgent", "must not be empty")
+	}
+	if k.FieldManager == "" || len(k.FieldManager) > 128 {
+		v.fail("kube.fieldManager", "must be 1 to 128 characters, got %q", k.FieldManager)
+	}
+
+	v.notNegative("modules.reloadInterval", s.Modules.ReloadInterval)
+	v.notNegative("modules.tagPollInterval", s.Modules.TagPollInterval)
+
+	pr := s.Process
+	v.positive("process.shutdownTimeout", pr.ShutdownTimeout)
+	v.positive("process.cleanupTimeout", pr.CleanupTimeout)
+	if pr.CleanupTimeout > pr.ShutdownTimeout && pr.ShutdownTimeout > 0 {
+		v.fail("process.cleanupTimeout", "must not exceed process.shutdownTimeout (%s), which bounds the whole stop; got %s",
+			pr.ShutdownTimeout, pr.CleanupTimeout)
+	}
+	return v.err()
+}
+
+type validator struct{ errs Errors }
+
+func (v *validator) fail(key, format string, args ...any) {
+	v.errs = append(v.errs, &Error{Key: key, Problem: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) positive(key string, d time.Duration) {
+	if d <= 0 {
+		v.fail(key, "must be above 0, got %s", d)
+	}
+}
+
+func (v *validator) notNegative(key string, d time.Duration) {
+	if d < 0 {
+		v.fail(key, "must be 0 or more, got %s", d)
+	}
+}
+
+func (v *validator) notNegativeList(key string, ds []time.Duration) {
+	for i, d := range ds {
+		if d < 0 {
+			v.fail(fmt.Sprintf("%s[%d]", key, i), "must be 0 or more, got %s", d)
+		}
+	}
+}
+
+func (v *validator) atLeast(key string, n, least int) {
+	if n < least {
+		v.fail(key, "must be at least %d, got %d", least, n)
+	}
+}
+
+func (v *validator) err() error {
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return v.errs
+}
