@@ -14,7 +14,7 @@ import (
 // with the object's context, and a deletion that the delete handler's
 // finalizer lets through once it has run.
 func TestKopfExample(t *testing.T) {
-	for _, m := range modules("kopfexample", "kopfexample", guestwasm.Rust) {
+	for _, m := range modules("kopfexample", "kopfexample", guestwasm.Rust, guestwasm.AssemblyScript) {
 		t.Run(m.lang, func(t *testing.T) {
 			ns := "kex-" + m.lang
 			logs := operator(t, ns, m.path(t))

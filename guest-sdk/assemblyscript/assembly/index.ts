@@ -1,0 +1,724 @@
+// kopf: write kopf-wasm handlers in AssemblyScript.
+//
+// Kopf's programming model for handlers that run as a WebAssembly module
+// in the kopf-wasm host, speaking ABI v1 through Extism's kernel imports.
+// Register handlers at the top level of the module's entry file (it runs
+// once per instance, from _initialize), and re-export the entry points:
+//
+//   import * as kopf from "<sdk>/assembly";
+//   export { kopf_manifest, kopf_handle } from "<sdk>/assembly";
+//
+//   kopf.module("kopfexample", "0.1.0");
+//   kopf.onCreate("kopf.dev", "v1", "kopfexamples", "create_fn", createFn).retries(3);
+//
+//   function createFn(ctx: kopf.Context): kopf.Result {
+//     ctx.info("creating", kopf.fields().set("spec", ctx.spec()));
+//     ctx.patch.set("metadata.labels.handled", kopf.Value.str("yes"));
+//     return kopf.ok(kopf.fields().setStr("message", "hello world"));
+//   }
+
+import { Value, NULL, quote, formatNumber, sortedKeys, setKeys, encodeError, parseError, write } from "./json";
+import { hostCall, input, output, setError } from "./host";
+
+export { Value, NULL, indent, quote } from "./json";
+
+// ---- outcomes ----
+
+/** A handler's outcome: ok(value) (stored under status.<id>; an object is
+ * merged, anything else replaces, null writes nothing), or one of Kopf's
+ * errors: temporary, permanent, admissionError, arbitrary. */
+export class Result {
+  status: string = "success";
+  message: string = "";
+  delay: f64 = 0;
+  hasDelay: bool = false;
+  code: i32 = 0;
+  value: Value = NULL;
+  get ok(): bool { return this.status == "success"; }
+}
+
+export function ok(value: Value = NULL): Result {
+  const r = new Result();
+  r.value = value;
+  return r;
+}
+function failed(status: string, message: string): Result {
+  const r = new Result();
+  r.status = status;
+  r.message = message;
+  return r;
+}
+/** Kopf's TemporaryError, retried after the handler's backoff. */
+export function temporary(message: string): Result { return failed("temporary", message); }
+/** Kopf's TemporaryError, retried after delay seconds (0: at once). */
+export function temporaryAfter(message: string, delay: f64): Result {
+  const r = failed("temporary", message);
+  r.delay = delay;
+  r.hasDelay = true;
+  return r;
+}
+/** Kopf's PermanentError: no retries for this cause. */
+export function permanent(message: string): Result { return failed("permanent", message); }
+/** Kopf's AdmissionError: denies a webhook request with an HTTP code (500 when 0). */
+export function admissionError(message: string, code: i32 = 0): Result {
+  const r = failed("permanent", message);
+  r.code = code == 0 ? 500 : code;
+  return r;
+}
+/** Any other error: the handler's errors mode decides. */
+export function arbitrary(message: string): Result { return failed("error", message); }
+
+/** A new JSON object, for results and log fields. */
+export function fields(): Value { return Value.object(); }
+
+// ---- registration ----
+
+export type Handler = (ctx: Context) => Result;
+export type When = (ctx: Context) => bool;
+
+/** Errors modes, Kopf's errors=. */
+export const ERRORS_IGNORED = "ignored";
+export const ERRORS_TEMPORARY = "temporary";
+export const ERRORS_PERMANENT = "permanent";
+
+/** Filters on labels, annotations and field values. */
+export class Filter {
+  constructor(public value: Value, public present: bool, public absent: bool) {}
+  static is(v: Value): Filter { return new Filter(v, false, false); }
+  static str(s: string): Filter { return new Filter(Value.str(s), false, false); }
+}
+export const PRESENT = new Filter(NULL, true, false);
+export const ABSENT = new Filter(NULL, false, true);
+
+const RESOURCE_KINDS = ["create", "update", "delete", "resume", "field", "event", "timer", "daemon", "index", "validate", "mutate"];
+const ERROR_KINDS = ["create", "update", "delete", "resume", "field", "timer", "daemon", "index", "startup", "cleanup", "probe"];
+const OLD_NEW_KINDS = ["update", "field"];
+const WEBHOOK_KINDS = ["validate", "mutate"];
+
+/** One handler's registration: Kopf's options as chained methods. An option
+ * that does not fit the kind is a registration mistake, reported by the
+ * manifest export (the host then refuses the module). */
+export class Registration {
+  id: string;
+  kind: string;
+  group: string = "";
+  version: string = "";
+  plural: string = "";
+  hasResource: bool = false;
+  fn: Handler;
+  whenFn: When | null = null;
+  labels: Map<string, Filter> = new Map<string, Filter>();
+  annotations: Map<string, Filter> = new Map<string, Filter>();
+  fieldPath: string = "";
+  valueF: Filter | null = null;
+  oldF: Filter | null = null;
+  newF: Filter | null = null;
+  errorsMode: string = "";
+  timeoutS: f64 = 0;
+  retriesN: i32 = 0;
+  backoffS: f64 = 0;
+  paramV: Value = NULL;
+  optionalB: bool = false;
+  deletedB: bool = false;
+  intervalS: f64 = 0;
+  initialDelayS: f64 = 0;
+  idleS: f64 = 0;
+  sharpB: bool = false;
+  cancellationBackoffS: f64 = 0;
+  cancellationTimeoutS: f64 = 0;
+  cancellationPollingS: f64 = 0;
+  operationsL: Array<string> = [];
+  subresourceS: string = "";
+  persistentB: bool = false;
+  sideEffectsB: bool = false;
+  ignoreFailuresB: bool = false;
+
+  constructor(kind: string, id: string, fn: Handler) {
+    this.kind = kind;
+    this.id = id;
+    this.fn = fn;
+  }
+
+  private fits(name: string, kinds: Array<string> | null): bool {
+    if (kinds !== null && !kinds.includes(this.kind)) {
+      registry.problems.push("option " + name + " does not apply to " + this.kind + " handlers (handler " + this.id + ")");
+      return false;
+    }
+    return true;
+  }
+
+  param(v: Value): Registration { if (this.fits("param", null)) this.paramV = v; return this; }
+  errors(mode: string): Registration { if (this.fits("errors", ERROR_KINDS)) this.errorsMode = mode; return this; }
+  retries(n: i32): Registration { if (this.fits("retries", ERROR_KINDS)) this.retriesN = n; return this; }
+  timeout(seconds: f64): Registration { if (this.fits("timeout", ERROR_KINDS)) this.timeoutS = seconds; return this; }
+  backoff(seconds: f64): Registration { if (this.fits("backoff", ERROR_KINDS)) this.backoffS = seconds; return this; }
+  optional(): Registration { if (this.fits("optional", ["delete"])) this.optionalB = true; return this; }
+  deleted(): Registration { if (this.fits("deleted", ["resume"])) this.deletedB = true; return this; }
+  interval(seconds: f64): Registration { if (this.fits("interval", ["timer"])) this.intervalS = seconds; return this; }
+  idle(seconds: f64): Registration { if (this.fits("idle", ["timer"])) this.idleS = seconds; return this; }
+  sharp(): Registration { if (this.fits("sharp", ["timer"])) this.sharpB = true; return this; }
+  initialDelay(seconds: f64): Registration { if (this.fits("initialDelay", ["timer", "daemon"])) this.initialDelayS = seconds; return this; }
+  cancellationBackoff(seconds: f64): Registration { if (this.fits("cancellationBackoff", ["daemon"])) this.cancellationBackoffS = seconds; return this; }
+  cancellationTimeout(seconds: f64): Registration { if (this.fits("cancellationTimeout", ["daemon"])) this.cancellationTimeoutS = seconds; return this; }
+  cancellationPolling(seconds: f64): Registration { if (this.fits("cancellationPolling", ["daemon"])) this.cancellationPollingS = seconds; return this; }
+  operations(ops: Array<string>): Registration {
+    if (this.fits("operations", WEBHOOK_KINDS)) {
+      if (ops.length == 0) registry.problems.push("option operations of handler " + this.id + ": no operations (omit the option for all)");
+      this.operationsL = ops;
+    }
+    return this;
+  }
+  subresource(s: string): Registration { if (this.fits("subresource", WEBHOOK_KINDS)) this.subresourceS = s; return this; }
+  persistent(): Registration { if (this.fits("persistent", WEBHOOK_KINDS)) this.persistentB = true; return this; }
+  sideEffects(): Registration { if (this.fits("sideEffects", WEBHOOK_KINDS)) this.sideEffectsB = true; return this; }
+  ignoreFailures(): Registration { if (this.fits("ignoreFailures", WEBHOOK_KINDS)) this.ignoreFailuresB = true; return this; }
+  /** Filters on a label: Filter.str("x"), PRESENT or ABSENT. */
+  label(key: string, f: Filter): Registration { if (this.fits("labels", RESOURCE_KINDS) && this.metaOK(key, f)) this.labels.set(key, f); return this; }
+  /** Filters on an annotation as label does. */
+  annotation(key: string, f: Filter): Registration { if (this.fits("annotations", RESOURCE_KINDS) && this.metaOK(key, f)) this.annotations.set(key, f); return this; }
+  /** Watches one field (mandatory for field handlers; the id becomes "id/field"). */
+  field(path: string): Registration {
+    if (this.fits("field", RESOURCE_KINDS)) {
+      this.fieldPath = path;
+      if (this.kind != "index") this.id = this.id + "/" + path;
+    }
+    return this;
+  }
+  value(f: Filter): Registration { if (this.fits("value", RESOURCE_KINDS) && this.valueOK("value", f)) this.valueF = f; return this; }
+  old(f: Filter): Registration { if (this.fits("old", OLD_NEW_KINDS) && this.valueOK("old", f)) this.oldF = f; return this; }
+  new(f: Filter): Registration { if (this.fits("new", OLD_NEW_KINDS) && this.valueOK("new", f)) this.newF = f; return this; }
+  /** A callback filter (Kopf's when=): the host asks the module before calling the handler. */
+  when(fn: When): Registration { if (this.fits("when", RESOURCE_KINDS)) this.whenFn = fn; return this; }
+
+  private metaOK(key: string, f: Filter): bool {
+    if (!f.present && !f.absent && f.value.kind != 3) {
+      registry.problems.push("option labels/annotations of handler " + this.id + ": the filter of " + quote(key) + " is not a string; use a string, PRESENT or ABSENT");
+      return false;
+    }
+    return true;
+  }
+  private valueOK(name: string, f: Filter): bool {
+    if (!f.present && !f.absent && f.value.isNull) {
+      registry.problems.push("option " + name + " of handler " + this.id + ": null value; use ABSENT for a missing field");
+      return false;
+    }
+    return true;
+  }
+}
+
+class Registry {
+  name: string = "module";
+  version: string = "";
+  handlers: Array<Registration> = [];
+  permissions: Array<Value> = [];
+  hosts: Array<string> = [];
+  problems: Array<string> = [];
+}
+
+const registry = new Registry();
+
+/** Names the module and its version. */
+export function module(name: string, version: string): void {
+  registry.name = name;
+  registry.version = version;
+}
+
+/** Declares Kubernetes requests the handlers make (verbs on a resource of a
+ * group; "" is the core group). The host refuses undeclared ones with a 403. */
+export function permit(group: string, resource: string, verbs: Array<string>): void {
+  const p = Value.object().setStr("group", group).setStr("resource", resource);
+  const vs = Value.array();
+  for (let i = 0; i < verbs.length; i++) vs.push(Value.str(verbs[i]));
+  p.set("verbs", vs);
+  registry.permissions.push(p);
+}
+
+/** Declares outbound HTTP hosts (globs) the module may reach. */
+export function allowHosts(hosts: Array<string>): void {
+  for (let i = 0; i < hosts.length; i++) registry.hosts.push(hosts[i]);
+}
+
+function add(kind: string, group: string, version: string, plural: string, hasResource: bool, id: string, fn: Handler): Registration {
+  const r = new Registration(kind, id, fn);
+  r.group = group;
+  r.version = version;
+  r.plural = plural;
+  r.hasResource = hasResource;
+  registry.handlers.push(r);
+  return r;
+}
+
+export function onCreate(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("create", group, version, plural, true, id, fn); }
+export function onUpdate(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("update", group, version, plural, true, id, fn); }
+export function onDelete(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("delete", group, version, plural, true, id, fn); }
+export function onResume(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("resume", group, version, plural, true, id, fn); }
+export function onField(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("field", group, version, plural, true, id, fn); }
+export function onEvent(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("event", group, version, plural, true, id, fn); }
+export function timer(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("timer", group, version, plural, true, id, fn); }
+export function daemon(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("daemon", group, version, plural, true, id, fn); }
+export function index(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("index", group, version, plural, true, id, fn); }
+export function onValidate(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("validate", group, version, plural, true, id, fn); }
+export function onMutate(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("mutate", group, version, plural, true, id, fn); }
+export function onStartup(id: string, fn: Handler): Registration { return add("startup", "", "", "", false, id, fn); }
+export function onCleanup(id: string, fn: Handler): Registration { return add("cleanup", "", "", "", false, id, fn); }
+export function onProbe(id: string, fn: Handler): Registration { return add("probe", "", "", "", false, id, fn); }
+
+// ---- the manifest ----
+
+/** An ordered JSON object writer (the Go structs' field order). */
+class W {
+  parts: Array<string> = [];
+  first: bool = true;
+  constructor() { this.parts.push("{"); }
+  key(k: string): W { if (!this.first) this.parts.push(","); this.first = false; this.parts.push(quote(k) + ":"); return this; }
+  raw(k: string, json: string): W { this.key(k); this.parts.push(json); return this; }
+  str(k: string, v: string): W { return this.raw(k, quote(v)); }
+  strOpt(k: string, v: string): W { return v.length > 0 ? this.str(k, v) : this; }
+  num(k: string, v: f64): W { return this.raw(k, formatNumber(v)); }
+  numOpt(k: string, v: f64): W { return v != 0 ? this.num(k, v) : this; }
+  boolOpt(k: string, v: bool): W { return v ? this.raw(k, "true") : this; }
+  value(k: string, v: Value): W { return this.raw(k, v.toJSON()); }
+  valueOpt(k: string, v: Value): W { return v.isNull ? this : this.value(k, v); }
+  strsOpt(k: string, v: Array<string>): W { return v.length > 0 ? this.raw(k, strs(v)) : this; }
+  done(): string { this.parts.push("}"); return this.parts.join(""); }
+}
+
+function strs(v: Array<string>): string {
+  const out = new Array<string>();
+  for (let i = 0; i < v.length; i++) out.push(quote(v[i]));
+  return "[" + out.join(",") + "]";
+}
+
+function filterJSON(f: Filter): string {
+  const w = new W();
+  if (f.present) w.raw("present", "true");
+  else if (f.absent) w.raw("absent", "true");
+  else w.value("value", f.value);
+  return w.done();
+}
+
+function filtersJSON(m: Map<string, Filter>): string {
+  const w = new W();
+  const keys = m.keys();
+  keys.sort((a: string, b: string): i32 => a < b ? -1 : a > b ? 1 : 0);
+  for (let i = 0; i < keys.length; i++) w.raw(keys[i], filterJSON(m.get(keys[i])));
+  return w.done();
+}
+
+function handlerJSON(h: Registration): string {
+  const w = new W();
+  w.str("id", h.id).str("kind", h.kind);
+  if (h.hasResource) w.raw("resource", new W().strOpt("group", h.group).strOpt("version", h.version).str("name", h.plural).done());
+  const f = new W();
+  if (h.labels.size > 0) f.raw("labels", filtersJSON(h.labels));
+  if (h.annotations.size > 0) f.raw("annotations", filtersJSON(h.annotations));
+  f.strOpt("field", h.fieldPath);
+  if (h.valueF !== null) f.raw("value", filterJSON(h.valueF as Filter));
+  if (h.oldF !== null) f.raw("old", filterJSON(h.oldF as Filter));
+  if (h.newF !== null) f.raw("new", filterJSON(h.newF as Filter));
+  f.boolOpt("when", h.whenFn !== null);
+  w.raw("filters", f.done());
+  const o = new W();
+  o.strOpt("errors", h.errorsMode).numOpt("timeout", h.timeoutS).numOpt("retries", <f64>h.retriesN).numOpt("backoff", h.backoffS)
+    .valueOpt("param", h.paramV).boolOpt("optional", h.optionalB).boolOpt("deleted", h.deletedB)
+    .numOpt("interval", h.intervalS).numOpt("initialDelay", h.initialDelayS).numOpt("idle", h.idleS).boolOpt("sharp", h.sharpB)
+    .numOpt("cancellationBackoff", h.cancellationBackoffS).numOpt("cancellationTimeout", h.cancellationTimeoutS)
+    .numOpt("cancellationPolling", h.cancellationPollingS).strsOpt("operations", h.operationsL).strOpt("subresource", h.subresourceS)
+    .boolOpt("persistent", h.persistentB).boolOpt("sideEffects", h.sideEffectsB).boolOpt("ignoreFailures", h.ignoreFailuresB);
+  w.raw("options", o.done());
+  return w.done();
+}
+
+const ACTIVITIES = ["startup", "cleanup", "probe"];
+
+/** Registration mistakes and manifest problems (abi.Validate's). */
+export function problems(): Array<string> {
+  const p = registry.problems.slice(0);
+  if (registry.name.length == 0) p.push("module.name is empty");
+  const seen = new Set<string>();
+  for (let i = 0; i < registry.handlers.length; i++) {
+    const h = registry.handlers[i];
+    const where = h.id.length > 0 ? "handler " + quote(h.id) : "handler[" + i.toString() + "]";
+    if (h.id.length == 0) p.push(where + " has no id");
+    else if (seen.has(h.id)) p.push(where + " is declared twice");
+    seen.add(h.id);
+    if (!ACTIVITIES.includes(h.kind) && h.plural.length == 0) p.push(where + " has no resource");
+    if (h.kind == "field" && h.fieldPath.length == 0) p.push(where + " is a field handler without a field");
+    if (h.fieldPath.length == 0 && (h.valueF !== null || h.oldF !== null || h.newF !== null)) p.push(where + " filters on value/old/new without a field");
+    if (h.valueF !== null && (h.oldF !== null || h.newF !== null)) p.push(where + " combines value with old/new");
+    for (let j = 0; j < h.operationsL.length; j++) {
+      const op = h.operationsL[j];
+      if (op != "CREATE" && op != "UPDATE" && op != "DELETE" && op != "CONNECT" && op != "*") p.push(where + " has an unknown operation " + quote(op) + " (CREATE, UPDATE, DELETE, CONNECT)");
+    }
+  }
+  return p;
+}
+
+/** The manifest JSON, or "" with manifestError set. */
+export let manifestError = "";
+
+export function manifestJSON(): string {
+  const p = problems();
+  if (p.length > 0) {
+    manifestError = "module " + quote(registry.name) + " has an invalid manifest: " + p.join("; ") + "; fix the handler registrations and rebuild";
+    return "";
+  }
+  const hs = new Array<string>();
+  for (let i = 0; i < registry.handlers.length; i++) hs.push(handlerJSON(registry.handlers[i]));
+  const perms = new W();
+  if (registry.permissions.length > 0) {
+    const ps = new Array<string>();
+    for (let i = 0; i < registry.permissions.length; i++) {
+      const x = registry.permissions[i];
+      ps.push(new W().str("group", x.strAt("group")).str("resource", x.strAt("resource")).value("verbs", x.get("verbs")).done());
+    }
+    perms.raw("kubernetes", "[" + ps.join(",") + "]");
+  }
+  perms.strsOpt("hosts", registry.hosts);
+  return new W().num("abiVersion", 1).raw("module", new W().str("name", registry.name).strOpt("version", registry.version).done())
+    .raw("handlers", "[" + hs.join(",") + "]").raw("permissions", perms.done()).done();
+}
+
+// ---- the context ----
+
+/** Log levels. */
+export const DEBUG = "debug";
+export const INFO = "info";
+export const WARNING = "warning";
+export const ERROR = "error";
+/** Event types. */
+export const EVENT_NORMAL = "Normal";
+export const EVENT_WARNING = "Warning";
+
+/** A failed host request; code is an HTTP status, origin "host" or "cluster". */
+export class ApiError {
+  constructor(public code: i32, public reason: string, public message: string, public origin: string, public call: string) {}
+  get notFound(): bool { return this.code == 404; }
+  get alreadyExists(): bool { return this.code == 409 && this.reason == "AlreadyExists"; }
+  get conflict(): bool { return this.code == 409 && this.reason != "AlreadyExists"; }
+  get forbidden(): bool { return this.code == 403; }
+  toString(): string {
+    let status = (this.code.toString() + " " + this.reason).trim();
+    if (this.origin.length > 0) status += " from the " + this.origin;
+    return "kopf: " + this.call + ": " + this.message + " (" + status + ")";
+  }
+}
+
+function apiError(call: string, reply: Value | null): ApiError | null {
+  if (reply === null) return new ApiError(0, "", "the host function returned no valid reply", "", call);
+  const e = reply.get("error");
+  if (e.isNull) return null;
+  return new ApiError(<i32>e.get("code").num, e.strAt("reason"), e.strAt("message"), e.strAt("origin"), call);
+}
+
+/** The patch a handler makes to its object: a JSON merge patch (set,
+ * unset, merge) and RFC 6902 operations applied after it. */
+export class Patch {
+  mergePatch: Value = Value.object();
+  ops: Array<string> = [];
+  /** Sets the value at a dotted path ("metadata.labels.x"). */
+  set(path: string, v: Value): void { this.mergePatch.setPath(path, v); }
+  setStr(path: string, s: string): void { this.set(path, Value.str(s)); }
+  /** Removes the field at a dotted path (a null in the merge patch). */
+  unset(path: string): void { this.set(path, Value.null()); }
+  /** Deep-merges an object into the merge patch. */
+  merge(fragment: Value): void { mergeInto(this.mergePatch, fragment); }
+  add(pointer: string, v: Value): void { this.op("add", pointer, "", v); }
+  replace(pointer: string, v: Value): void { this.op("replace", pointer, "", v); }
+  remove(pointer: string): void { this.op("remove", pointer, "", null); }
+  test(pointer: string, v: Value): void { this.op("test", pointer, "", v); }
+  move(from: string, pointer: string): void { this.op("move", pointer, from, null); }
+  copy(from: string, pointer: string): void { this.op("copy", pointer, from, null); }
+  private op(op: string, path: string, from: string, v: Value | null): void {
+    const w = new W().str("op", op).str("path", path).strOpt("from", from);
+    if (v !== null) w.value("value", v);
+    this.ops.push(w.done());
+  }
+  get empty(): bool { return this.mergePatch.length == 0 && this.ops.length == 0; }
+  toJSON(): string {
+    const w = new W();
+    if (this.mergePatch.length > 0) w.value("merge", this.mergePatch);
+    if (this.ops.length > 0) w.raw("json", "[" + this.ops.join(",") + "]");
+    return w.done();
+  }
+}
+
+function mergeInto(dst: Value, src: Value): void {
+  const keys = src.keys();
+  for (let i = 0; i < keys.length; i++) {
+    const v = src.get(keys[i]);
+    if (v.isObject) mergeInto(dst.entryObject(keys[i]), v);
+    else dst.set(keys[i], v);
+  }
+}
+
+/** What a handler gets: Kopf's kwargs from the host's request, the patch,
+ * the memo, and the host's services. */
+export class Context {
+  req: Value;
+  patch: Patch = new Patch();
+  /** Warnings to return to an admission request's client. */
+  warnings: Array<string> = [];
+  private memoV: Value | null = null;
+  private memoWas: string = "";
+  private stopReasonS: string = "";
+
+  constructor(req: Value) { this.req = req; }
+
+  get handler(): string { return this.req.strAt("handler"); }
+  get kind(): string { return this.req.strAt("kind"); }
+  /** "create", "update", "delete" or "resume" for changing handlers. */
+  get reason(): string { return this.req.strAt("reason"); }
+  /** The resolved resource ({group, version, plural, kind, namespaced}). */
+  get resource(): Value { return this.req.get("resource"); }
+  body(): Value { return this.req.get("body"); }
+  spec(): Value { return this.body().get("spec"); }
+  meta(): Value { return this.body().get("metadata"); }
+  status(): Value { return this.body().get("status"); }
+  labels(): Value { return this.meta().get("labels"); }
+  annotations(): Value { return this.meta().get("annotations"); }
+  get name(): string { return this.req.strAt("name"); }
+  get namespace(): string { return this.req.strAt("namespace"); }
+  get uid(): string { return this.req.strAt("uid"); }
+  /** The old state: the diff-base essence, the field's value for field handlers, the old body for webhooks. */
+  old(): Value { return this.req.get("old"); }
+  /** The new state, as old(). */
+  new(): Value { return this.req.get("new"); }
+  /** The differences: [{op, field, old, new}]. */
+  diff(): Value { return this.req.get("diff"); }
+  get retry(): i32 { return <i32>this.req.get("retry").num; }
+  /** RFC 3339, as the host sent it. */
+  get started(): string { return this.req.strAt("started"); }
+  /** Seconds since the first attempt. */
+  get runtime(): f64 { return this.req.get("runtime").num; }
+  param(): Value { return this.req.get("param"); }
+  /** The watch event of an event handler ({type, object}). */
+  event(): Value { return this.req.get("event"); }
+  /** The admission request of a webhook ({uid, operation, dryRun, userInfo, ...}). */
+  admission(): Value { return this.req.get("admission"); }
+  get activity(): string { return this.req.strAt("activity"); }
+  /** An index's values at the time of the call: key to list of values. */
+  index(id: string): Value { return this.req.get("indices").get(id); }
+
+  /** The object's memo: changes are kept for the object's next calls. */
+  memo(): Value {
+    if (this.memoV === null) {
+      const m = this.req.get("memo");
+      const v = m.isObject ? m : Value.object();
+      this.memoWas = v.toJSON();
+      this.memoV = v;
+    }
+    return this.memoV as Value;
+  }
+  changedMemo(): Value | null {
+    if (this.memoV === null) return null;
+    const m = this.memoV as Value;
+    return m.toJSON() == this.memoWas ? null : m;
+  }
+
+  /** Writes a record to the host's log (the host adds module, handler, object). */
+  log(level: string, message: string, fields: Value = NULL): void {
+    const w = new W().str("level", level).str("message", message);
+    if (fields.isObject && fields.length > 0) w.value("fields", fields);
+    hostCall("log", w.done());
+  }
+  debug(message: string, fields: Value = NULL): void { this.log(DEBUG, message, fields); }
+  info(message: string, fields: Value = NULL): void { this.log(INFO, message, fields); }
+  warn(message: string, fields: Value = NULL): void { this.log(WARNING, message, fields); }
+  error(message: string, fields: Value = NULL): void { this.log(ERROR, message, fields); }
+
+  /** Posts a Kubernetes Event about the object; null on success. */
+  postEvent(type: string, reason: string, message: string): ApiError | null {
+    const reply = Value.parse(hostCall("post_event", new W().str("type", type).str("reason", reason).str("message", message).done()));
+    return apiError("post event " + reason, reply);
+  }
+
+  /** The values under key in the index of handler `index` (lastError on failure). */
+  indexLookup(index: string, key: Value): Array<Value> {
+    const reply = Value.parse(hostCall("index_lookup", new W().str("index", index).value("key", key).done()));
+    this.lastError = apiError("index " + index, reply);
+    return this.lastError === null ? (reply as Value).get("values").arr : [];
+  }
+  /** The error of the last client call or index look-up, null if it succeeded. */
+  lastError: ApiError | null = null;
+
+  /** Whether the daemon or timer is asked to stop. */
+  stopped(): bool { return this.sleepReply(hostCall("is_stopped", "{}")); }
+  /** Blocks for seconds or until asked to stop; says whether it is. */
+  sleepUntilStopped(seconds: f64): bool { return this.sleepReply(hostCall("sleep_until_stopped", "{\"seconds\":" + formatNumber(seconds) + "}")); }
+  private sleepReply(raw: string): bool {
+    const v = Value.parse(raw);
+    if (v === null) return true;
+    this.stopReasonS = v.strAt("reason");
+    return v.get("stopped").bool;
+  }
+  /** Why the daemon is asked to stop ("deleted", "exiting", ...). */
+  get stopReason(): string { return this.stopReasonS; }
+
+  /** Adopts child by the object being handled (Kopf's kopf.adopt). */
+  adopt(child: Value): void { adopt(child, this.body()); }
+
+  /** A Kubernetes client for a resource within the module's permissions. */
+  client(group: string, version: string, resource: string): Client { return new Client(this, group, version, resource); }
+}
+
+/** Kubernetes requests for one resource through the host. Each returns the
+ * object (or list, or null) and leaves the failure in ctx.lastError. */
+export class Client {
+  ns: string = "";
+  sub: string = "";
+  manager: string = "";
+  constructor(public ctx: Context, public group: string, public version: string, public resource: string) {}
+  namespace(ns: string): Client { this.ns = ns; return this; }
+  subresource(s: string): Client { this.sub = s; return this; }
+  fieldManager(m: string): Client { this.manager = m; return this; }
+  get(name: string): Value { return this.request("get", name, null, "", "", "", "", false); }
+  list(labelSelector: string = "", fieldSelector: string = ""): Array<Value> {
+    return this.request("list", "", null, labelSelector, fieldSelector, "", "", false).get("items").arr;
+  }
+  create(obj: Value): Value { return this.request("create", "", obj, "", "", "", "", false); }
+  update(obj: Value): Value { return this.request("update", obj.strAt("metadata.name"), obj, "", "", "", "", false); }
+  /** Patches with patchType "merge", "json" or "strategic". */
+  patch(name: string, patchType: string, patch: Value): Value { return this.request("patch", name, patch, "", "", patchType, "", false); }
+  /** Server-side apply, forcing ownership as the module's field manager. */
+  apply(obj: Value): Value {
+    return this.request("apply", obj.strAt("metadata.name"), obj, "", "", "", this.manager.length > 0 ? this.manager : registry.name, true);
+  }
+  delete(name: string): bool { this.request("delete", name, null, "", "", "", "", false); return this.ctx.lastError === null; }
+
+  private request(verb: string, name: string, body: Value | null, ls: string, fs: string, pt: string, manager: string, force: bool): Value {
+    let ns = this.ns;
+    if (ns.length == 0 && body !== null && verb != "patch") ns = (body as Value).strAt("metadata.namespace");
+    if (manager.length == 0) manager = this.manager;
+    let res = this.resource;
+    if (this.group.length > 0) res += "." + this.group;
+    if (this.sub.length > 0) res += "/" + this.sub;
+    let where = ns + "/" + name;
+    while (where.startsWith("/")) where = where.slice(1);
+    while (where.endsWith("/")) where = where.slice(0, where.length - 1);
+    const call = (verb + " " + res + " " + where).trim();
+    const w = new W().str("verb", verb).strOpt("group", this.group).str("version", this.version).str("resource", this.resource)
+      .strOpt("subresource", this.sub).strOpt("namespace", ns).strOpt("name", name).strOpt("labelSelector", ls).strOpt("fieldSelector", fs);
+    if (body !== null) w.value("body", body as Value);
+    w.strOpt("patchType", pt).strOpt("fieldManager", manager).boolOpt("force", force);
+    const reply = Value.parse(hostCall("kube_request", w.done()));
+    this.ctx.lastError = apiError(call, reply);
+    return this.ctx.lastError === null ? (reply as Value).get("body") : NULL;
+  }
+}
+
+// ---- hierarchies (Kopf's kopf.adopt and friends) ----
+
+/** A controller owner reference to owner, with blockOwnerDeletion. */
+export function ownerReference(owner: Value): Value {
+  return Value.object().setStr("apiVersion", owner.strAt("apiVersion")).setStr("kind", owner.strAt("kind"))
+    .setStr("name", owner.strAt("metadata.name")).setStr("uid", owner.strAt("metadata.uid"))
+    .setBool("controller", true).setBool("blockOwnerDeletion", true);
+}
+/** Adds an owner reference to owner unless one with its uid is there. */
+export function appendOwnerReference(child: Value, owner: Value): void {
+  const ref = ownerReference(owner);
+  const meta = child.entryObject("metadata");
+  let refs = meta.get("ownerReferences");
+  if (refs.kind != 4) { refs = Value.array(); meta.set("ownerReferences", refs); }
+  for (let i = 0; i < refs.arr.length; i++) if (refs.arr[i].strAt("uid") == ref.strAt("uid")) return;
+  refs.arr.push(ref);
+}
+/** Adds labels to the child, keeping the values it already has. */
+export function label(child: Value, labels: Value): void {
+  if (labels.length == 0) return;
+  const dst = child.entryObject("metadata").entryObject("labels");
+  const keys = labels.keys();
+  for (let i = 0; i < keys.length; i++) if (!dst.has(keys[i])) dst.set(keys[i], labels.get(keys[i]));
+}
+/** metadata.generateName "<name>-" unless the child has a name or generateName. */
+export function harmonize(child: Value, name: string): void {
+  const meta = child.entryObject("metadata");
+  if (name.length == 0 || meta.has("name") || meta.has("generateName")) return;
+  meta.setStr("generateName", name + "-");
+}
+/** Puts the child into namespace unless it has one. */
+export function adjustNamespace(child: Value, namespace: string): void {
+  const meta = child.entryObject("metadata");
+  if (namespace.length == 0 || meta.has("namespace")) return;
+  meta.setStr("namespace", namespace);
+}
+/** Makes child a child of owner: owner reference, namespace, labels, generateName. */
+export function adopt(child: Value, owner: Value): void {
+  appendOwnerReference(child, owner);
+  adjustNamespace(child, owner.strAt("metadata.namespace"));
+  label(child, owner.get("metadata").get("labels"));
+  harmonize(child, owner.strAt("metadata.name"));
+}
+
+// ---- dispatch and the entry points ----
+
+function responseJSON(r: Result, ctx: Context | null, webhook: bool, matched: i32): string {
+  const o = new W().str("status", r.status).strOpt("message", r.message);
+  if (r.hasDelay) o.num("delay", r.delay);
+  if (r.code != 0) o.num("code", <f64>r.code);
+  const w = new W().raw("outcome", o.done());
+  if (r.ok) w.valueOpt("result", r.value);
+  if (ctx !== null) {
+    const c = ctx as Context;
+    if (!c.patch.empty) w.raw("patch", c.patch.toJSON());
+    const memo = c.changedMemo();
+    if (memo !== null) w.value("memo", memo as Value);
+    if (webhook) {
+      const a = new W().raw("allowed", r.ok ? "true" : "false");
+      if (!r.ok) a.num("code", <f64>(r.code == 0 ? 500 : r.code)).strOpt("message", r.message);
+      a.strsOpt("warnings", c.warnings);
+      w.raw("admission", a.done());
+    }
+  }
+  if (matched >= 0) w.raw("matched", matched == 1 ? "true" : "false");
+  return w.done();
+}
+
+/** The handle export's work: request JSON in, response JSON out; "" with
+ * handleError set when the request is not JSON. */
+export let handleError = "";
+
+export function handleJSON(request: string): string {
+  const req = Value.parse(request);
+  if (req === null || !req.isObject) {
+    handleError = "kopf: the request is not a JSON object: " + parseError;
+    return "";
+  }
+  const id = req.strAt("handler");
+  let h: Registration | null = null;
+  for (let i = 0; i < registry.handlers.length; i++) if (registry.handlers[i].id == id) { h = registry.handlers[i]; break; }
+  if (h === null) {
+    return responseJSON(arbitrary("module " + quote(registry.name) + " has no handler " + quote(id) + "; rebuild or reload the module"), null, false, -1);
+  }
+  const reg = h as Registration;
+  const ctx = new Context(req);
+  if (req.strAt("call") == "when") {
+    const w = reg.whenFn;
+    const matched = w === null ? true : (w as When)(ctx);
+    return responseJSON(ok(), null, false, matched ? 1 : 0);
+  }
+  const fn = reg.fn;
+  const r = fn(ctx);
+  encodeError = "";
+  let out = responseJSON(r, ctx, reg.kind == "validate" || reg.kind == "mutate", -1);
+  if (encodeError.length > 0) {
+    // a NaN or an infinity in the result, patch or memo: as Go's json.Marshal, an arbitrary error
+    out = responseJSON(arbitrary("kopf: encode the response of " + id + ": " + encodeError), null, false, -1);
+  }
+  return out;
+}
+
+export function kopf_manifest(): i32 {
+  const m = manifestJSON();
+  if (m.length == 0) { setError(manifestError); return 1; }
+  output(m);
+  return 0;
+}
+
+export function kopf_handle(): i32 {
+  const out = handleJSON(input());
+  if (out.length == 0) { setError(handleError); return 1; }
+  output(out);
+  return 0;
+}

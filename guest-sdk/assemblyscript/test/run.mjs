@@ -1,0 +1,152 @@
+// The AssemblyScript SDK's tests: builds test/golden.ts (the module of
+// abi/testdata, plus unit tests of the SDK's parts as exports named test_*)
+// and the example modules, runs them in Node on a fake host (fakehost.mjs),
+// and checks the golden fixtures byte for byte and the examples' handlers.
+import { execFileSync } from "node:child_process";
+import { readFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
+import { FakeHost } from "./fakehost.mjs";
+
+const sdk = join(dirname(fileURLToPath(import.meta.url)), "..");
+const root = join(sdk, "..", "..");
+const out = mkdtempSync(join(tmpdir(), "kopf-as-test-"));
+
+// Builds an entry file as hack/guest-build.sh does.
+function build(entry, name) {
+  const file = join(out, name + ".wasm");
+  execFileSync(join(sdk, "node_modules", ".bin", "asc"), [entry, "--config", join(sdk, "asconfig.json"), "--target", "release", "--outFile", file], { stdio: "inherit", cwd: root });
+  return readFileSync(file);
+}
+
+// Go's json.Indent(dst, src, "", "  ") of compact JSON, plus a newline:
+// the fixtures are json.MarshalIndent output.
+function indented(compact) {
+  let out = "", depth = 0, inStr = false;
+  const nl = (d) => "\n" + "  ".repeat(d);
+  for (let i = 0; i < compact.length; i++) {
+    const c = compact[i];
+    if (inStr) {
+      if (c === "\\") { out += compact.substr(i, 2); i++; continue; }
+      if (c === '"') inStr = false;
+      out += c;
+      continue;
+    }
+    if (c === '"') { inStr = true; out += c; }
+    else if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]";
+      if (compact[i + 1] === close) { out += c + close; i++; continue; }
+      out += c + nl(++depth);
+    } else if (c === "}" || c === "]") out += nl(--depth) + c;
+    else if (c === ",") out += "," + nl(depth);
+    else if (c === ":") out += ": ";
+    else out += c;
+  }
+  return out + "\n";
+}
+const fixture = (name) => readFileSync(join(root, "abi", "testdata", name), "utf8");
+
+let failed = 0, passed = 0;
+function test(name, fn) {
+  try {
+    fn();
+    passed++;
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e.message}`);
+  }
+}
+
+const golden = build(join(sdk, "test", "golden.ts"), "golden");
+const example = {
+  apiVersion: "kopf.dev/v1", kind: "KopfExample",
+  metadata: { name: "kopf-example-1", namespace: "default", labels: { app: "demo" } },
+  spec: { field: "new", items: [] },
+};
+// The module's compact bytes, indented as Go indents, equal the fixture.
+function sameBytes(name, got) {
+  JSON.parse(got);
+  assert.equal(indented(got), fixture(name), `${name}: the module's bytes differ from the fixture`);
+}
+
+test("golden: manifest.json", () => sameBytes("manifest.json", new FakeHost(golden).manifestRaw));
+test("golden: response-success.json and log.json", () => {
+  const h = new FakeHost(golden);
+  const req = h.request("create_fn", example);
+  req.memo = { seen: 1 };
+  sameBytes("response-success.json", h.call(req).raw);
+  assert.equal(h.calls.length, 1);
+  assert.equal(h.calls[0].func, "log");
+  sameBytes("log.json", h.calls[0].request);
+});
+test("golden: response-temporary.json", () => {
+  const h = new FakeHost(golden);
+  sameBytes("response-temporary.json", h.call(fixture("request-update.json")).raw);
+});
+test("golden: response-validate.json", () => {
+  const h = new FakeHost(golden);
+  sameBytes("response-validate.json", h.call(fixture("request-validate.json")).raw);
+});
+test("golden: kube-response-forbidden.json", () => {
+  const h = new FakeHost(golden);
+  const res = h.run("delete_fn", example);
+  assert.equal(h.calls.length, 1);
+  assert.equal(h.calls[0].func, "kube_request");
+  sameBytes("kube-response-forbidden.json", h.calls[0].reply);
+  assert.match(res.response.outcome.message, /^refused by the host: kopf: delete pods default\/kopf-example-1-child: /);
+  assert.equal(res.response.outcome.status, "error");
+});
+test("field, when, daemon, timer, startup", () => {
+  const h = new FakeHost(golden);
+  const old = structuredClone(example);
+  old.spec.field = "old";
+  assert.deepEqual(h.run("field_fn/spec.field", example, old).response.result, { old: "old", new: "new" });
+  const when = (obj) => h.call({ ...h.request("monitor", obj), call: "when" }).response.matched;
+  assert.equal(when(example), true);
+  assert.equal(when({ ...example, metadata: { ...example.metadata, labels: { app: "other" } } }), false);
+  h.stopAfter = 2;
+  h.stopReason = "deleted";
+  assert.deepEqual(h.run("monitor", example).response.result, { reason: "deleted", rounds: 2 });
+  assert.deepEqual(h.sleeps, [2, 2, 2]);
+  assert.equal(h.run("ping", example).response.result, "pong");
+  assert.deepEqual(h.call(h.request("configure")).response, { outcome: { status: "success" } });
+});
+test("an unknown handler is an arbitrary error; a request that is not JSON fails the call", () => {
+  const h = new FakeHost(golden);
+  assert.deepEqual(h.call({ handler: "nope" }).response.outcome, { status: "error", message: 'module "kopfexample" has no handler "nope"; rebuild or reload the module' });
+  assert.throws(() => h.call("{"), /kopf_handle returned 1: kopf: the request is not a JSON object/);
+});
+{
+  const h = new FakeHost(golden);
+  for (const name of Object.keys(h.instance.exports).filter((n) => n.startsWith("test_"))) {
+    test(`unit: ${name}`, () => h.invoke(name, ""));
+  }
+}
+
+const kex = build(join(root, "examples", "assemblyscript", "kopfexample", "assembly", "index.ts"), "kopfexample");
+test("kopfexample: manifest", () => {
+  const m = new FakeHost(kex).manifest;
+  assert.equal(m.module.name, "kopfexample");
+  assert.deepEqual(m.handlers.map((h) => [h.id, h.kind, h.resource]), [
+    ["create_fn", "create", { group: "kopf.dev", version: "v1", name: "kopfexamples" }],
+    ["update_fn", "update", { group: "kopf.dev", version: "v1", name: "kopfexamples" }],
+    ["delete_fn", "delete", { group: "kopf.dev", version: "v1", name: "kopfexamples" }],
+  ]);
+});
+test("kopfexample: handlers", () => {
+  const obj = (field) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "kopf-example-1", namespace: "default", uid: "u1" }, spec: { field } });
+  for (const [id, o, old, message] of [["create_fn", obj("a"), null, "hello world"], ["update_fn", obj("b"), obj("a"), "updated"], ["delete_fn", obj("b"), null, "deleted"]]) {
+    const h = new FakeHost(kex);
+    const res = h.run(id, o, old);
+    assert.deepEqual(res.response, { outcome: { status: "success" }, result: { message } }, id);
+    assert.equal(h.logs().length, 1);
+    assert.equal(h.logs()[0].level, "info");
+    assert.equal(h.kubeRequests().length, 0);
+  }
+});
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
