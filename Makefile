@@ -6,6 +6,11 @@
 #      control plane (the smoke test first, verbosely).
 #
 # Modules: . (host + CLI), abi, guest-sdk, examples; go.work ties them together.
+# The Rust and AssemblyScript guest SDKs (guest-sdk/rust, guest-sdk/assemblyscript)
+# and their examples (examples/rust/*, examples/assemblyscript/*) are built and
+# tested by `make guests guesttest` (part of `make test`); their toolchains come
+# from hack/guest-toolchains.sh (CI=true installs them, elsewhere a missing one
+# is one line that says what to run).
 #
 # Also: `make demo` (hack/demo.sh: builds everything, starts the local control
 # plane, runs the example operator on an example object, shows the result,
@@ -35,9 +40,9 @@ WASM_OUT := bin/wasm
 EXAMPLES_NATIVE_TESTS = $(shell cd examples && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .TestGoFiles}}{{.ImportPath}}{{end}}' ./... 2>/dev/null)
 GUEST_SDK_NATIVE = $(shell cd guest-sdk && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | grep -v ' github.com/extism/go-pdk' | cut -d' ' -f1)
 
-.PHONY: test check-go deps controlplane wasm fmt vet gotest clean demo cli docs
+.PHONY: test check-go deps controlplane wasm fmt vet gotest clean demo cli docs guest-toolchains guests guesttest
 
-test: check-go deps controlplane wasm fmt vet gotest
+test: check-go deps controlplane wasm guests fmt vet guesttest gotest
 	@echo "make test: all passed"
 
 check-go:
@@ -62,6 +67,29 @@ wasm: check-go
 	  (cd examples && $(WASIP1) $(GO) build -buildmode=c-shared -o "$$out" "./$$p") || { echo "make: building $$p for wasip1 failed (see above)" >&2; exit 1; }; \
 	  touch "$$out"; echo "   $$p"; \
 	done
+
+# Non-Go guests: examples/rust/<name> -> bin/wasm/rust-<name>.wasm,
+# examples/assemblyscript/<name> -> bin/wasm/as-<name>.wasm (internal/guestwasm
+# finds them there).
+GUESTS_RUST = $(notdir $(wildcard examples/rust/*))
+GUESTS_AS = $(notdir $(wildcard examples/assemblyscript/*))
+# Debian's Rust, whatever rustup puts first on PATH.
+DEBIAN_CARGO := PATH=/usr/bin:$$PATH RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=$(CURDIR)/bin/cargo /usr/bin/cargo
+
+guest-toolchains:
+	@if [ "$${CI:-}" = true ]; then hack/guest-toolchains.sh install all; else hack/guest-toolchains.sh check all; fi
+
+guests: guest-toolchains
+	@echo "== guest modules (Rust, AssemblyScript) -> $(WASM_OUT)/"
+	@for g in $(GUESTS_RUST); do hack/guest-build.sh rust examples/rust/$$g $(WASM_OUT)/rust-$$g.wasm && echo "   rust/$$g"; done
+	@for g in $(GUESTS_AS); do hack/guest-build.sh assemblyscript examples/assemblyscript/$$g $(WASM_OUT)/as-$$g.wasm && echo "   assemblyscript/$$g"; done
+
+guesttest: guest-toolchains
+	@echo "== cargo test (guest-sdk/rust and examples/rust/*, Debian's toolchain)"
+	cd guest-sdk/rust && $(DEBIAN_CARGO) test --quiet
+	@for g in $(GUESTS_RUST); do echo "cd examples/rust/$$g && cargo test"; (cd examples/rust/$$g && $(DEBIAN_CARGO) test --quiet) || exit 1; done
+	@echo "== AssemblyScript SDK tests (guest-sdk/assemblyscript/test/run.mjs)"
+	node guest-sdk/assemblyscript/test/run.mjs
 
 fmt:
 	@echo "== gofmt"
