@@ -152,6 +152,14 @@ func deleteDuringMatrix() []scenario {
 			return []string{"create_fn create 0"}, [2]int{0, 1}, ""
 		},
 	}, {
+		name: "create-failed",
+		pins: "after the create handler failed permanently (the creation is done, \"1 failed\")",
+		setup: func(s *S, o obj) ([]string, [2]int, string) {
+			o.spec = specOf(map[string]behaviour{"create_fn": permanent()})
+			s.createHandled("x", o)
+			return []string{"create_fn create 0"}, [2]int{0, 1}, ""
+		},
+	}, {
 		name:       "create-retry",
 		superseded: "0 succeeded; 0 failed; 1 left to the moment.",
 		pins:       "while the create handler is retrying (TemporaryError)",
@@ -197,9 +205,6 @@ func deleteDuringMatrix() []scenario {
 				var pins strings.Builder
 				fmt.Fprintf(&pins, "Deleting the object %s, with %s delete handler", st.pins, map[string]string{
 					"required": "a required", "optional": "an optional", "both": "a required and an optional"}[fm.name])
-				if fm.name == "both" {
-					pins.WriteString("s")
-				}
 				if sp.feature != "" {
 					fmt.Fprintf(&pins, " and a %s", sp.feature)
 				}
@@ -207,10 +212,12 @@ func deleteDuringMatrix() []scenario {
 				switch {
 				case !finalized:
 					pins.WriteString("no finalizer is needed, so the object goes at once and no handler runs for the deletion.")
+				case st.superseded != "":
+					pins.WriteString("the deletion supersedes the unfinished cause (\"… is superseded by delete: " + st.superseded +
+						"\"): the retrying handler's record is purged and it is never called again, every delete handler " +
+						"(optional ones too) runs exactly once, and the finalizer is released.")
 				default:
-					pins.WriteString("the deletion supersedes the unfinished cause (\"… is superseded by delete\" when a handler " +
-						"was retrying; its record purged, it is never called again), every delete handler (optional ones " +
-						"too) runs exactly once, and the finalizer is released.")
+					pins.WriteString("every delete handler (optional ones too) runs exactly once, and the finalizer is released.")
 					if sp.feature != "" {
 						pins.WriteString(" " + spawnNote)
 					}
