@@ -132,6 +132,20 @@ func (s *S) wantProgressWrites(name, id string, want ...string) {
 	}
 }
 
+// wantProgressWritesOneOf is wantProgressWrites with alternatives.
+func (s *S) wantProgressWritesOneOf(name, id string, alternatives ...[]string) {
+	s.Helper()
+	got := fmt.Sprint(s.progressWrites(name, id))
+	var want []string
+	for _, alt := range alternatives {
+		if fmt.Sprint(alt) == got {
+			return
+		}
+		want = append(want, fmt.Sprint(alt))
+	}
+	s.Errorf("writes of %s's progress on %s:\n got  %s\n want one of %s", id, name, got, strings.Join(want, " "))
+}
+
 // firstWrite is the request body of the host's first write to the object.
 func (s *S) firstWrite(name string) string {
 	evs := s.suite.audit.events(s.ns, name)
