@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Builds the local control plane (etcd and kube-apiserver) from the pinned Go
-# modules beside this script into a cache folder keyed by their versions, and
-# prints that folder. Reuses the folder when both binaries are already there.
+# Builds the local control plane (etcd, kube-apiserver and
+# kube-controller-manager) from the pinned Go modules beside this script into
+# a cache folder keyed by their versions, and prints that folder. Reuses the
+# folder when the binaries are already there, and builds only the missing ones
+# (a cache from before kube-controller-manager gets just that). The two
+# Kubernetes binaries come from the same k8s.io/kubernetes module and share
+# most packages, so the second one reuses the Go build cache of the first.
 #
 #   hack/controlplane/build.sh            # build if missing, print the folder
 #   KOPF_WASM_CACHE=/some/dir build.sh    # cache root (default ~/.cache/kopf-wasm)
@@ -27,7 +31,13 @@ mkdir -p "$dir" || fail "cannot create the cache folder $dir; set KOPF_WASM_CACH
 
 # Test packages run in parallel and may all call this script: one builds,
 # the others wait for it and then find the binaries in place.
-if [ ! -x "$dir/etcd" ] || [ ! -x "$dir/kube-apiserver" ]; then
+binaries="etcd kube-apiserver kube-controller-manager"
+missing() { # missing -> true when a binary is not in the folder yet
+  local b
+  for b in $binaries; do [ -x "$dir/$b" ] || return 0; done
+  return 1
+}
+if missing; then
   if command -v flock >/dev/null 2>&1; then
     exec 9>"$dir/.lock" || fail "cannot create $dir/.lock; set KOPF_WASM_CACHE to a writable folder"
     flock 9 || fail "cannot lock $dir/.lock"
@@ -51,13 +61,16 @@ build() { # build MODULE_DIR PACKAGE OUTPUT [LDFLAGS]
 if [ ! -x "$dir/etcd" ]; then
   build "$here/etcd" ./cmd/etcd "$dir/etcd"
 fi
-if [ ! -x "$dir/kube-apiserver" ]; then
-  minor=$(echo "$kube" | cut -d. -f2)
-  v="k8s.io/component-base/version"
-  cv="k8s.io/client-go/pkg/version"
-  flags="-X $v.gitVersion=$kube -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
-  flags="$flags -X $v.buildDate=1970-01-01T00:00:00Z"
-  flags="$flags -X $cv.gitVersion=$kube -X $cv.gitMajor=1 -X $cv.gitMinor=$minor -X $cv.gitTreeState=clean"
-  build "$here/kubernetes" ./cmd/kube-apiserver "$dir/kube-apiserver" "$flags"
-fi
+# Both Kubernetes binaries report the pinned version (/version, --version).
+minor=$(echo "$kube" | cut -d. -f2)
+v="k8s.io/component-base/version"
+cv="k8s.io/client-go/pkg/version"
+flags="-X $v.gitVersion=$kube -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+flags="$flags -X $v.buildDate=1970-01-01T00:00:00Z"
+flags="$flags -X $cv.gitVersion=$kube -X $cv.gitMajor=1 -X $cv.gitMinor=$minor -X $cv.gitTreeState=clean"
+for b in kube-apiserver kube-controller-manager; do
+  if [ ! -x "$dir/$b" ]; then
+    build "$here/kubernetes" "./cmd/$b" "$dir/$b" "$flags"
+  fi
+done
 echo "$dir"
