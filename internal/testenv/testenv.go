@@ -1,17 +1,26 @@
 // Package testenv starts a real, local Kubernetes control plane (etcd and
-// kube-apiserver) for tests and for the demo cluster, installs CRDs from
-// files, and hands back a rest config, a kubeconfig file that kubectl can
-// use, and a way to stop it all.
+// kube-apiserver, and on request kube-controller-manager) for tests and for
+// the demo cluster, installs CRDs from files, and hands back a rest config,
+// a kubeconfig file that kubectl can use, and a way to stop it all.
 //
 // The binaries are not downloaded: hack/controlplane/build.sh builds them
 // from pinned Go modules into a cache folder keyed by version
 // (~/.cache/kopf-wasm/controlplane/kube-<v>-etcd-<v>/, root overridable with
 // KOPF_WASM_CACHE) the first time, which takes minutes; after that the folder
 // is reused and a control plane starts in seconds. KUBEBUILDER_ASSETS, when
-// set, names a folder with both binaries and skips the build script.
+// set, names a folder with the binaries and skips the build script.
 //
-// The processes are run by controller-runtime's envtest. The rest config and
-// the kubeconfig authenticate as a member of system:masters.
+// etcd and kube-apiserver are run by controller-runtime's envtest. The rest
+// config and the kubeconfig authenticate as a member of system:masters.
+//
+// With [Options.ControllerManager], kube-controller-manager runs beside
+// them (a subset of its controllers, see [DefaultControllers]): the garbage
+// collector deletes objects whose owners are gone and deleted namespaces are
+// emptied and removed, as in a real cluster. It uses the same administrator
+// and envtest's service-account signing key, and is started after the CRDs
+// are installed, so that the garbage collector watches them from the start
+// (CRDs installed later are picked up by its 30-second resync). Nothing
+// schedules or runs Pods: there is no scheduler and no kubelet.
 //
 // Errors are one line that says what failed and what to do; they wrap the
 // underlying error, so errors.Is and errors.As work on them.
@@ -46,8 +55,9 @@ import (
 // marks the repository root.
 const ModulePath = "github.com/kopf-wasm/kopf-wasm"
 
-// AssetsEnv names a folder holding the etcd and kube-apiserver binaries.
-// When it is set, the build script is not run.
+// AssetsEnv names a folder holding the etcd and kube-apiserver binaries,
+// and kube-controller-manager for [Options.ControllerManager]. When it is
+// set, the build script is not run.
 const AssetsEnv = "KUBEBUILDER_ASSETS"
 
 // BuildScript is the control-plane build script, relative to the
@@ -80,6 +90,21 @@ type Options struct {
 	// leading dashes (e.g. "audit-log-path"). Each replaces envtest's value
 	// of the same flag, if it sets one.
 	APIServerFlags map[string]string
+
+	// ControllerManager starts kube-controller-manager too, after the CRDs
+	// are installed; New returns once its controllers have started. Its
+	// output goes to Output, like the other processes'.
+	ControllerManager bool
+
+	// Controllers are the controllers kube-controller-manager runs, as its
+	// --controllers flag takes them: names, "*" for all, "-name" to leave
+	// one out. Empty means [DefaultControllers].
+	Controllers []string
+
+	// ControllerManagerFlags are extra kube-controller-manager flags, by
+	// name without the leading dashes (e.g. "concurrent-gc-syncs"). Each
+	// replaces testenv's value of the same flag, if it sets one.
+	ControllerManagerFlags map[string]string
 }
 
 // Env is a running control plane.
@@ -92,11 +117,13 @@ type Env struct {
 	// AssetsDir is the folder the binaries were started from.
 	AssetsDir string
 
-	env      *envtest.Environment
-	crds     []*apiextensionsv1.CustomResourceDefinition
-	tmpDir   string
-	stopOnce sync.Once
-	stopErr  error
+	env         *envtest.Environment
+	cm          *controllerManager // nil unless Options.ControllerManager
+	stopTimeout time.Duration
+	crds        []*apiextensionsv1.CustomResourceDefinition
+	tmpDir      string
+	stopOnce    sync.Once
+	stopErr     error
 }
 
 var setLoggerOnce sync.Once
@@ -141,6 +168,11 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 	assets, err := ResolveAssets(ctx, opts.Output)
 	if err != nil {
 		return nil, err
+	}
+	if opts.ControllerManager {
+		if err := checkBinaries(assets, ControllerManagerBinary); err != nil {
+			return nil, fmt.Errorf("%w (%s)", err, assetsSource())
+		}
 	}
 
 	timeout := opts.StartTimeout
@@ -193,7 +225,7 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		return nil, fmt.Errorf("testenv: starting the control plane from %s failed (set KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true to see its output): %w", assets, oneLine(err))
 	}
 
-	e := &Env{Config: te.Config, AssetsDir: assets, env: te}
+	e := &Env{Config: te.Config, AssetsDir: assets, env: te, stopTimeout: timeout}
 	if err := e.writeKubeconfig(opts.KubeconfigPath); err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -201,6 +233,12 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 	if err := e.InstallCRDs(opts.CRDPaths...); err != nil {
 		_ = e.Stop()
 		return nil, err
+	}
+	if opts.ControllerManager {
+		if e.cm, err = startControllerManager(ctx, assets, te.KubeConfig, api.CertDir, opts, timeout); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -250,9 +288,15 @@ func (e *Env) CRDs() []*apiextensionsv1.CustomResourceDefinition {
 // kubeconfig. It is safe to call more than once.
 func (e *Env) Stop() error {
 	e.stopOnce.Do(func() {
-		if err := e.env.Stop(); err != nil {
-			e.stopErr = fmt.Errorf("testenv: stopping the control plane: %w", oneLine(err))
+		var errs []error
+		if e.cm != nil {
+			// First, while the API server it talks to is still up.
+			errs = append(errs, e.cm.stop(e.stopTimeout))
 		}
+		if err := e.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("testenv: stopping the control plane: %w", oneLine(err)))
+		}
+		e.stopErr = oneLine(errors.Join(errs...))
 		if e.tmpDir != "" {
 			_ = os.RemoveAll(e.tmpDir)
 		}
@@ -260,14 +304,17 @@ func (e *Env) Stop() error {
 	return e.stopErr
 }
 
-// ResolveAssets returns the folder with the etcd and kube-apiserver
-// binaries: $KUBEBUILDER_ASSETS if set, otherwise the folder printed by the
+// ResolveAssets returns the folder with the control-plane binaries:
+// $KUBEBUILDER_ASSETS if set, otherwise the folder printed by the
 // repository's build script, which builds the binaries if they are missing.
-// The script's progress goes to progress (os.Stderr if nil).
+// The script's progress goes to progress (os.Stderr if nil). The folder is
+// checked for etcd and kube-apiserver only: kube-controller-manager is
+// optional (envtest's own downloads do not have it), and [New] checks for it
+// when it is asked to start it.
 func ResolveAssets(ctx context.Context, progress io.Writer) (string, error) {
 	if dir := os.Getenv(AssetsEnv); dir != "" {
 		if err := CheckAssets(dir); err != nil {
-			return "", fmt.Errorf("%w (from %s; unset it to build them with %s)", err, AssetsEnv, BuildScript)
+			return "", fmt.Errorf("%w (%s)", err, assetsSource())
 		}
 		return dir, nil
 	}
@@ -280,7 +327,7 @@ func ResolveAssets(ctx context.Context, progress io.Writer) (string, error) {
 		return "", err
 	}
 	if err := CheckAssets(dir); err != nil {
-		return "", fmt.Errorf("%w (the folder printed by %s)", err, BuildScript)
+		return "", fmt.Errorf("%w (%s)", err, assetsSource())
 	}
 	return dir, nil
 }
@@ -291,8 +338,13 @@ var ErrMissingBinaries = errors.New("control-plane binaries missing")
 // CheckAssets reports whether dir holds executable etcd and kube-apiserver
 // binaries.
 func CheckAssets(dir string) error {
+	return checkBinaries(dir, "etcd", "kube-apiserver")
+}
+
+// checkBinaries reports whether dir holds the named executables.
+func checkBinaries(dir string, names ...string) error {
 	var missing []string
-	for _, name := range []string{"etcd", "kube-apiserver"} {
+	for _, name := range names {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			missing = append(missing, name)
@@ -303,6 +355,14 @@ func CheckAssets(dir string) error {
 			ErrMissingBinaries, strings.Join(missing, " or "), dir, BuildScript)
 	}
 	return nil
+}
+
+// assetsSource says where the assets folder came from, for errors about it.
+func assetsSource() string {
+	if os.Getenv(AssetsEnv) != "" {
+		return "from " + AssetsEnv + "; unset it to build them with " + BuildScript
+	}
+	return "the folder printed by " + BuildScript
 }
 
 func runBuildScript(ctx context.Context, script string, progress io.Writer) (string, error) {
