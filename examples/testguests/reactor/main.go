@@ -7,6 +7,8 @@
 // fails with a TemporaryError of spec.delay seconds until retry reaches
 // spec.times; "permanent" and "arbitrary" fail so; "loop" never returns;
 // "conflict" changes the object through the API while the host handles it.
+// spec.fieldfail "always" makes the field handler of spec.field fail
+// temporarily on every attempt.
 package main
 
 import (
@@ -126,7 +128,12 @@ func updateFn(ctx *kopf.Context) (any, error) {
 	return map[string]any{"message": "updated"}, nil
 }
 
+// fieldFn reports the field's old and new values; with spec.fieldfail
+// "always" it fails temporarily every time (a child it cannot patch, say).
 func fieldFn(ctx *kopf.Context) (any, error) {
+	if ctx.Spec().String("fieldfail") == "always" {
+		return nil, kopf.TemporaryError{Message: "cannot sync the field", Delay: 500 * time.Millisecond}
+	}
 	return map[string]any{"old": ctx.Old(), "new": ctx.New()}, nil
 }
 

@@ -1,4 +1,4 @@
-package persistence
+package execution
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 )
 
 // Limits are a handler's error options resolved against the host's
@@ -71,7 +72,7 @@ func seconds(s float64) time.Duration {
 // Step is what one attempt of a handler leads to.
 type Step struct {
 	// Record is the handler's new progress record, to put into the State.
-	Record Record
+	Record persistence.Record
 	// Finished is true when the handler is done for this cause, succeeded or
 	// failed; otherwise it is due again after Delay.
 	Finished bool
@@ -88,7 +89,7 @@ type Step struct {
 // Check applies the strict limits before a handler is called: once its
 // runtime reached the timeout or its attempts the retries limit, it fails
 // now without being called. failed is false when the handler may be called.
-func Check(l Limits, rec Record, now time.Time) (step Step, failed bool) {
+func Check(l Limits, rec persistence.Record, now time.Time) (step Step, failed bool) {
 	runtime := rec.Runtime(now)
 	switch {
 	case l.Timeout > 0 && runtime >= l.Timeout:
@@ -106,7 +107,7 @@ func Check(l Limits, rec Record, now time.Time) (step Step, failed bool) {
 // timeout, bad output), which counts as an arbitrary error. prev is the
 // record before the attempt. Temporary failures that would pass the timeout
 // or the retries limit by the next attempt fail now (Kopf's look-ahead).
-func Classify(l Limits, prev Record, now time.Time, out abi.Outcome, callErr error) Step {
+func Classify(l Limits, prev persistence.Record, now time.Time, out abi.Outcome, callErr error) Step {
 	if callErr != nil {
 		return arbitrary(l, prev, now, callErr)
 	}
@@ -130,7 +131,7 @@ func Classify(l Limits, prev Record, now time.Time, out abi.Outcome, callErr err
 }
 
 // arbitrary applies the handler's errors mode to an arbitrary error.
-func arbitrary(l Limits, prev Record, now time.Time, cause error) Step {
+func arbitrary(l Limits, prev persistence.Record, now time.Time, cause error) Step {
 	switch l.Errors {
 	case abi.ErrorsIgnored:
 		step := finish(prev, now, nil)
@@ -144,7 +145,7 @@ func arbitrary(l Limits, prev Record, now time.Time, cause error) Step {
 
 // retry schedules the next attempt after delay, unless that attempt would
 // pass the timeout or the retries limit: then the handler fails now.
-func retry(l Limits, prev Record, now time.Time, delay time.Duration, err *TemporaryError) Step {
+func retry(l Limits, prev persistence.Record, now time.Time, delay time.Duration, err *TemporaryError) Step {
 	if l.Timeout > 0 && prev.Runtime(now)+delay >= l.Timeout {
 		return finish(prev, now, &HandlerTimeoutError{Handler: l.Handler, Timeout: l.Timeout, Runtime: prev.Runtime(now), Ahead: err})
 	}
@@ -158,7 +159,7 @@ func retry(l Limits, prev Record, now time.Time, delay time.Duration, err *Tempo
 }
 
 // finish ends the handler: a success when err is nil, a failure otherwise.
-func finish(prev Record, now time.Time, err error) Step {
+func finish(prev persistence.Record, now time.Time, err error) Step {
 	rec := attempted(prev, now)
 	if rec.Stopped.IsZero() {
 		rec.Stopped = now.UTC()
@@ -172,7 +173,7 @@ func finish(prev Record, now time.Time, err error) Step {
 
 // attempted counts one more attempt and clears the previous attempt's
 // delay and message.
-func attempted(prev Record, now time.Time) Record {
+func attempted(prev persistence.Record, now time.Time) persistence.Record {
 	rec := prev
 	if rec.Started.IsZero() {
 		rec.Started = now.UTC()

@@ -1,4 +1,4 @@
-package persistence
+package execution
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 )
 
 func delay(s float64) *float64 { return &s }
@@ -38,14 +39,14 @@ func TestLimitsFor(t *testing.T) {
 func TestClassify(t *testing.T) {
 	t0 := ts("2026-01-01T00:00:00Z")
 	now := t0.Add(10 * time.Second)
-	fresh := Record{Purpose: abi.ReasonCreate}
-	second := Record{Started: t0, Purpose: abi.ReasonCreate, Retries: 1, Delayed: t0.Add(5 * time.Second), Message: "earlier"}
+	fresh := persistence.Record{Purpose: abi.ReasonCreate}
+	second := persistence.Record{Started: t0, Purpose: abi.ReasonCreate, Retries: 1, Delayed: t0.Add(5 * time.Second), Message: "earlier"}
 	base := Limits{Handler: "fn", Errors: abi.ErrorsTemporary, Backoff: 60 * time.Second, DefaultDelay: 60 * time.Second}
 	with := func(change func(*Limits)) Limits { l := base; change(&l); return l }
 	tests := []struct {
 		name     string
 		limits   Limits
-		prev     Record
+		prev     persistence.Record
 		out      abi.Outcome
 		callErr  error
 		finished bool
@@ -148,7 +149,7 @@ func sameType(err error, want any) bool {
 
 func TestCheckBeforeCalling(t *testing.T) {
 	t0 := ts("2026-01-01T00:00:00Z")
-	rec := Record{Started: t0, Retries: 3, Purpose: abi.ReasonUpdate}
+	rec := persistence.Record{Started: t0, Retries: 3, Purpose: abi.ReasonUpdate}
 	tests := []struct {
 		name    string
 		limits  Limits
@@ -182,4 +183,13 @@ func TestCheckBeforeCalling(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ts parses an RFC 3339 time.
+func ts(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

@@ -33,8 +33,7 @@ func TestStateFlowOfOneCause(t *testing.T) {
 	if d, ok := st.Delay(now); !ok || d != 0 {
 		t.Errorf("delay = %v %v (create_c is due now)", d, ok)
 	}
-	step := Classify(Limits{Handler: "create_c"}, st.Record("create_c"), now, abi.Outcome{Status: abi.OutcomeSuccess}, nil)
-	st.Set("create_c", step.Record)
+	st.Set("create_c", succeeded(st.Record("create_c"), now))
 	if st.Done() {
 		t.Errorf("done while create_b retries")
 	}
@@ -55,7 +54,7 @@ func TestStateFlowOfOneCause(t *testing.T) {
 
 	// Later create_b succeeds: the cause is done and everything is purged.
 	later := ts("2026-01-01T00:03:00Z")
-	st.Set("create_b", Classify(Limits{Handler: "create_b"}, st.Record("create_b"), later, abi.Outcome{Status: abi.OutcomeSuccess}, nil).Record)
+	st.Set("create_b", succeeded(st.Record("create_b"), later))
 	if !st.Done() {
 		t.Fatalf("not done")
 	}
@@ -123,4 +122,16 @@ func TestStateStoresOnlyChanges(t *testing.T) {
 	if _, err := s.LoadState(bad, []string{"create_b"}); err == nil {
 		t.Errorf("corrupt record accepted")
 	}
+}
+
+// succeeded is rec after one successful attempt at now (what the execution
+// layer's classification makes of a success).
+func succeeded(rec Record, now time.Time) Record {
+	if rec.Started.IsZero() {
+		rec.Started = now.UTC()
+	}
+	rec.Retries++
+	rec.Delayed, rec.Message = time.Time{}, ""
+	rec.Stopped, rec.Success = now.UTC(), true
+	return rec
 }

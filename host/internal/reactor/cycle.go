@@ -11,6 +11,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -40,7 +41,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	events := o.mem.drainEvents(key)
 	out, err := o.cycle(ctx, s.res, key, obj, events)
 	switch {
-	case errors.Is(err, errGone):
+	case errors.Is(err, execution.ErrGone):
 		return
 	case err != nil && ctx.Err() != nil:
 		return // shutting down
@@ -51,7 +52,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	o.mem.with(key, func(m *memory) {
 		m.failures = 0
 		if out.patched != "" {
-			m.pending, m.since = out.patched, time.Now()
+			m.pending, m.since, m.released = out.patched, time.Now(), out.released
 		}
 	})
 	if out.delay > 0 {
@@ -71,16 +72,17 @@ func (o *Operator) throttle(key objectKey, obj *unstructured.Unstructured, err e
 		}
 		m.failures++
 	})
-	o.log.Error(fmt.Sprintf("Throttling for %s due to an unexpected error: %v", delay, err), objectAttrs(obj)...)
+	o.log.Error(fmt.Sprintf("Throttling for %s due to an unexpected error: %v", delay, err), execution.ObjectAttrs(obj)...)
 	o.queue.AddAfter(key, delay)
 }
 
 // outcome is what a cycle leads to: the resourceVersion of its last write
 // ("" if none), and when to process the object again (a delay, or at once).
 type outcome struct {
-	patched string
-	delay   time.Duration
-	again   bool
+	patched  string
+	released bool // the write released the object (memory.released)
+	delay    time.Duration
+	again    bool
 }
 
 // cycle detects the object's cause, runs the due handlers and writes the
@@ -102,18 +104,23 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		New:     storage.Essence(body, o.registry.ExtraFields(ref)),
 		Initial: mem.initial && !mem.handledOnce,
 	})
-	c := &cyc{o: o, ctx: ctx, res: res, key: key, obj: obj, cause: &cause, memo: mem.memo, storage: storage,
-		patch: patch, when: o.when(ctx, obj, mem.memo)}
+	subj := execution.NewSubject(ref, res.Status, obj)
+	c := &cyc{o: o, ctx: ctx, res: res, key: key, subj: subj, cause: &cause, memo: mem.memo, storage: storage, patch: patch}
+	if cause.Reason != registry.ReasonFree && cause.Reason != registry.ReasonGone {
+		if c.sel, err = o.registry.Select(ref, &cause, o.exec.When(ctx, subj, mem.memo)); err != nil {
+			return outcome{}, err
+		}
+	}
 	if err := c.run(); err != nil {
 		return outcome{}, err
 	}
 	inStatus := storage == o.storage && c.storesDiffBaseInStatus()
-	last, err := o.apply(ctx, res, obj, c.patch)
+	last, err := o.exec.Apply(ctx, subj, c.patch)
 	if err != nil {
 		return outcome{}, err
 	}
 	if inStatus && last != nil && !hasStatusDiffBase(last) {
-		if last, err = o.statusPrunes(ctx, res, obj, c.cause.New); err != nil {
+		if last, err = o.statusPrunes(ctx, res, subj, c.cause.New); err != nil {
 			return outcome{}, err
 		}
 	}
@@ -127,7 +134,7 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 			m.handledOnce = true
 		}
 	})
-	return outcome{patched: rv, delay: c.delay, again: c.again}, nil
+	return outcome{patched: rv, released: c.released, delay: c.delay, again: c.again}, nil
 }
 
 // cyc is the state of one processing cycle of one object.
@@ -136,17 +143,19 @@ type cyc struct {
 	ctx     context.Context
 	res     kube.Resource
 	key     objectKey
-	obj     *unstructured.Unstructured
+	subj    *execution.Subject
 	cause   *registry.Cause
+	sel     registry.Selection // what the registry says of the object, asked once
 	memo    []byte
 	storage *persistence.Storage
 	patch   *persistence.Patch
-	when    registry.WhenFunc
 
 	delay       time.Duration
 	again       bool // a handler is due again at once
 	handledOnce bool
 	running     int // timers and daemons still running on a deleted object
+	finished    int  // handlers that finished (succeeded or failed for good) in this cycle
+	released    bool // the patch removes our finalizer from an object marked for deletion
 }
 
 func (c *cyc) spawnKey() spawning.Key {
@@ -157,18 +166,10 @@ func (c *cyc) spawnKey() spawning.Key {
 // run, the others stop, and all stop once it is marked for deletion.
 func (c *cyc) spawn() error {
 	if c.cause.Deleted() {
-		c.running = c.o.spawner.Stop(c.spawnKey(), c.obj)
+		c.running = c.o.spawner.Stop(c.spawnKey(), c.subj.Object)
 		return nil
 	}
-	ref := c.res.ResourceRef
-	var handlers []*registry.Handler
-	for _, kind := range []abi.HandlerKind{abi.KindTimer, abi.KindDaemon} {
-		hs, err := c.o.registry.Matching(ref, kind, c.cause.Body, c.when)
-		if err != nil {
-			return err
-		}
-		handlers = append(handlers, hs...)
-	}
+	handlers := c.sel.Spawned
 	if len(handlers) == 0 && c.o.spawner.Running(c.spawnKey()) == 0 {
 		return nil
 	}
@@ -184,7 +185,7 @@ func (c *cyc) spawn() error {
 		changed = string(essence) != m.essence
 		m.essence = string(essence)
 	})
-	c.o.spawner.Adjust(c.ctx, c.spawnKey(), c.obj, handlers, changed)
+	c.o.spawner.Adjust(c.ctx, c.spawnKey(), c.subj.Object, handlers, changed)
 	return nil
 }
 
@@ -199,22 +200,15 @@ func (c *cyc) run() error {
 	if err := c.spawn(); err != nil {
 		return err
 	}
-	acquiring, err := c.finalizer()
-	if err != nil {
-		return err
-	}
-	if acquiring || !c.cause.Handling() {
+	if acquiring := c.finalizer(); acquiring || !c.cause.Handling() {
 		return nil
 	}
-	matched, err := c.o.registry.Prematch(ref, c.cause, c.when)
-	if err != nil {
-		return err
-	}
-	if !matched {
+	if !c.sel.Prematched {
 		// Stealth mode: nothing of ours on objects no handler sees; only a
 		// finalizer held for timers and daemons is released.
 		if c.cause.Reason == abi.ReasonDelete && c.running == 0 {
 			c.storage.RemoveFinalizer(c.patch, c.cause.Body)
+			c.released = true
 		}
 		return nil
 	}
@@ -223,14 +217,11 @@ func (c *cyc) run() error {
 	if err != nil {
 		return err
 	}
-	due, err := c.o.registry.Due(ref, c.cause, c.when)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
+	due := c.sel.Due
+	now := c.o.exec.Clock().Now()
 	for purpose, n := range state.ForCause(c.patch, c.cause.Reason, registry.IDs(due), now) {
 		c.o.log.Info(fmt.Sprintf("%s is superseded by %s: %d succeeded; %d failed; %d left to the moment.",
-			title(purpose), c.cause.Reason, n.Success, n.Failure, n.Running), objectAttrs(c.obj)...)
+			title(purpose), c.cause.Reason, n.Success, n.Failure, n.Running), c.subj.Attrs()...)
 	}
 	if err := c.runHandlers(state, due, now); err != nil {
 		return err
@@ -242,47 +233,56 @@ func (c *cyc) run() error {
 // none does any more; objects marked for deletion keep it until the delete
 // handlers are done. It reports whether it adds the finalizer: the cycle
 // then ends there, as Kopf's does, and the handlers run in the next one.
-func (c *cyc) finalizer() (acquiring bool, err error) {
+func (c *cyc) finalizer() (acquiring bool) {
 	if c.cause.Deleted() {
-		return false, nil
+		return false
 	}
-	requires, err := c.o.registry.RequiresFinalizer(c.res.ResourceRef, c.cause, c.when)
-	if err != nil {
-		return false, err
-	}
-	if requires {
+	if c.sel.RequiresFinalizer {
 		acquiring = !c.storage.HasFinalizer(c.cause.Body)
 		c.storage.AddFinalizer(c.patch, c.cause.Body)
 	} else {
 		c.storage.RemoveFinalizer(c.patch, c.cause.Body)
 	}
-	return acquiring, nil
+	return acquiring
 }
 
 // conclude ends the cause when every due handler is done — progress purged,
 // diff-base stored, or the finalizer released for a deletion — or stores
 // the progress and the delay until the next handler is due.
 func (c *cyc) conclude(state *persistence.State, owned []string) error {
-	now := time.Now()
+	now := c.o.exec.Clock().Now()
 	if !state.Done() {
 		var due bool
 		c.delay, due = state.Delay(now)
 		c.again = due && c.delay <= 0
 		return state.Store(c.patch)
 	}
-	n := state.Counts()
-	if n.Success+n.Failure > 0 {
+	if c.finished > 0 {
+		n := state.Counts()
 		c.o.log.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", processing(c.cause.Reason), n.Success, n.Failure),
-			objectAttrs(c.obj)...)
+			c.subj.Attrs()...)
 	}
-	state.Purge(c.patch, owned)
 	c.handledOnce = true
 	if c.cause.Reason == abi.ReasonDelete {
-		// Timers and daemons stop first; the spawner wakes the object then.
-		if c.running == 0 {
-			c.storage.RemoveFinalizer(c.patch, c.cause.Body)
-		}
-		return nil
+		return c.release(state, owned)
 	}
+	state.Purge(c.patch, owned)
 	return c.storage.StoreDiffBase(c.patch, c.cause.Body, c.cause.New)
+}
+
+// release ends a deletion whose handlers are all done. Timers and daemons
+// must stop before the object goes; they were asked to when the cycle
+// began, and most have stopped by now. If one is still stopping, the
+// finished records are kept on the object instead of purged: the spawner
+// wakes the object when the last one stops, and that cycle (or one after a
+// restart) finds every delete handler done and releases the object without
+// calling them again.
+func (c *cyc) release(state *persistence.State, owned []string) error {
+	if c.o.spawner.Running(c.spawnKey()) > 0 {
+		return state.Store(c.patch)
+	}
+	state.Purge(c.patch, owned)
+	c.storage.RemoveFinalizer(c.patch, c.cause.Body)
+	c.released = true
+	return nil
 }

@@ -54,10 +54,11 @@ func labelPatch(t *testing.T, c *cluster, ns, name, value string) {
 	}
 }
 
+// gone fails while the object exists.
 func gone(t *testing.T, c *cluster, ns, name string) func() error {
 	return func() error {
-		if get(t, c, ns, name) != nil {
-			return fmt.Errorf("%s still exists", name)
+		if obj := get(t, c, ns, name); obj != nil {
+			return fmt.Errorf("%s/%s still exists (finalizers %v, annotations %v)", ns, name, obj.GetFinalizers(), obj.GetAnnotations())
 		}
 		return nil
 	}

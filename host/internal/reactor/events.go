@@ -2,10 +2,10 @@ package reactor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 )
@@ -26,16 +26,10 @@ func (o *Operator) wantsEvents(resource string) bool {
 // are logged and otherwise ignored, as in Kopf.
 func (o *Operator) runEventHandlers(ctx context.Context, res kube.Resource, events []kube.Event, p *persistence.Patch) {
 	for _, ev := range events {
-		handlers, err := o.registry.Matching(res.ResourceRef, abi.KindEvent, ev.Object.Object, o.when(ctx, ev.Object, nil))
+		subj := execution.NewSubject(res.ResourceRef, res.Status, ev.Object)
+		handlers, err := o.registry.Matching(res.ResourceRef, abi.KindEvent, ev.Object.Object, o.exec.When(ctx, subj, nil))
 		if err != nil {
-			o.log.Error(fmt.Sprintf("Event handlers skipped: %v", err), objectAttrs(ev.Object)...)
-			continue
-		}
-		if len(handlers) == 0 {
-			continue
-		}
-		raw, err := json.Marshal(ev.Object.Object)
-		if err != nil {
+			o.log.Error(fmt.Sprintf("Event handlers skipped: %v", err), subj.Attrs()...)
 			continue
 		}
 		typ := string(ev.Type)
@@ -43,30 +37,14 @@ func (o *Operator) runEventHandlers(ctx context.Context, res kube.Resource, even
 			typ = ""
 		}
 		for _, h := range handlers {
-			req := &abi.Request{Handler: h.ID(), Kind: h.Kind(), Resource: &res.ResourceRef, Body: raw,
-				Name: ev.Object.GetName(), Namespace: ev.Object.GetNamespace(), UID: string(ev.Object.GetUID()),
-				Param: h.Spec.Options.Param, Event: &abi.WatchEvent{Type: typ, Object: raw}}
-			host := &guestHost{kube: o.kube, about: kube.RefOf(ev.Object), posting: o.opts.Settings.Posting}
-			resp, err := o.modules[h.Module].Handle(ctx, req, host)
-			attrs := append(objectAttrs(ev.Object), "handler", h.ID(), "module", h.Module)
-			switch {
-			case err != nil:
-				o.log.Error(fmt.Sprintf("Handler '%s' failed with an error, which is ignored: %v", h.ID(), err), attrs...)
-				continue
-			case resp.Outcome.Status != abi.OutcomeSuccess:
-				o.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored: %s", h.ID(), resp.Outcome.Message), attrs...)
+			in := execution.Input{Subject: subj, Event: &execution.EventInput{Type: typ}}
+			r, err := o.exec.Call(ctx, h, in, execution.CallOptions{})
+			if err != nil {
+				o.log.Error(fmt.Sprintf("Event handlers skipped: %v", err), subj.Attrs()...)
+				break
 			}
-			if p == nil {
-				continue
-			}
-			if err := p.MergeHandlerPatch(h.ID(), resp.Patch); err != nil {
-				o.log.Error(fmt.Sprintf("Handler '%s' returned a patch that cannot be applied: %v", h.ID(), err), attrs...)
-			}
-			if resp.Outcome.Status == abi.OutcomeSuccess {
-				if err := p.AddResult(h.ID(), resp.Result); err != nil {
-					o.log.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", h.ID(), err), attrs...)
-				}
-			}
+			o.exec.Report(ctx, subj, h, r.Step, "")
+			o.exec.Fold(p, subj, h, r, true)
 		}
 	}
 }

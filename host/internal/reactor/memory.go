@@ -32,6 +32,12 @@ type memory struct {
 	// delivers it; since is when it was sent.
 	pending string
 	since   time.Time
+	// released: our last patch removed our finalizer from an object marked
+	// for deletion. The API server then deletes it and answers with the
+	// version it had before, which the watch cache still holds: only a
+	// strictly newer version (the object held by another finalizer) or its
+	// deletion counts as caught up (Kopf's "~which~never~arrives").
+	released bool
 	// failures counts consecutive framework errors, for throttling.
 	failures int
 	// events waiting for the object's event handlers.
@@ -94,8 +100,8 @@ func (ms *memories) observe(key objectKey, ev kube.Event, keep bool) {
 		if keep {
 			m.events = append(m.events, ev)
 		}
-		if caughtUp(rv, m.pending) {
-			m.pending = ""
+		if caughtUp(rv, m.pending, m.released) {
+			m.pending, m.released = "", false
 		}
 	})
 }
@@ -126,15 +132,15 @@ func (ms *memories) drainEvents(key objectKey) []kube.Event {
 func (ms *memories) stale(key objectKey, rv string, now time.Time, timeout time.Duration) time.Duration {
 	var wait time.Duration
 	ms.with(key, func(m *memory) {
-		if caughtUp(rv, m.pending) {
-			m.pending = ""
+		if caughtUp(rv, m.pending, m.released) {
+			m.pending, m.released = "", false
 			return
 		}
 		if left := timeout - now.Sub(m.since); left > 0 {
 			wait = left
 			return
 		}
-		m.pending = ""
+		m.pending, m.released = "", false
 	})
 	return wait
 }
@@ -144,8 +150,10 @@ func (ms *memories) stale(key objectKey, rv string, now time.Time, timeout time.
 // clients, but every real API server stores etcd revisions in them; when
 // both parse as integers a newer version counts as caught up too, which
 // spares a wait when another writer changed the object right after us.
-func caughtUp(rv, pending string) bool {
-	if pending == "" || rv == pending {
+// With strict set, the pending version itself does not count (see
+// memory.released).
+func caughtUp(rv, pending string, strict bool) bool {
+	if pending == "" || (rv == pending && !strict) {
 		return true
 	}
 	a, errA := strconv.ParseUint(rv, 10, 64)

@@ -23,6 +23,7 @@ func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module) error {
 		return err
 	}
 	o.modules, o.registry = modules, reg
+	o.current.Store(&modules)
 	for _, ref := range reg.Resources() {
 		key := refString(ref)
 		if o.served[key] == nil {
@@ -93,6 +94,7 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 	o.mu.Lock()
 	old := o.modules
 	o.modules, o.registry = modules, reg
+	o.current.Store(&modules)
 	wanted := map[string]bool{}
 	var started []string
 	for _, ref := range reg.Resources() {
@@ -128,7 +130,7 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 			changed = append(changed, name)
 		}
 	}
-	o.spawner.Reload(modules, changed)
+	o.spawner.Reload(slices.Collect(maps.Keys(modules)), changed)
 	keys := o.mem.resumeAll()
 	o.mu.Unlock()
 	for _, w := range dropped {

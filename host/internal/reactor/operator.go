@@ -5,15 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -76,6 +78,12 @@ type Operator struct {
 	mem     *memories
 	queue   workqueue.TypedDelayingInterface[objectKey]
 
+	// exec calls every handler (execution layer).
+	exec *execution.Executor
+	// current is the module set the executor calls, replaced (never
+	// changed) by a swap, so that timers and daemons read it without mu.
+	current atomic.Pointer[map[string]*wasmrt.Module]
+
 	// mu guards the module set: cycles hold it for reading, a swap of
 	// modules for writing, so every cycle runs on one version.
 	mu       sync.RWMutex
@@ -121,15 +129,15 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 		served: map[string]*served{},
 		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[objectKey]{Name: "kopf-wasm"}),
 	}
+	o.exec = execution.New(execution.Options{
+		Modules: o.module, Cluster: o.kube, Settings: opts.Settings, Logger: o.log,
+	})
 	if err := o.install(ctx, opts.Modules); err != nil {
 		return nil, err
 	}
 	o.spawner = spawning.New(spawning.Options{
-		Kube: o.kube, Modules: o.modules, Logger: o.log, ObserveTimer: opts.ObserveTimer,
-		MaxDaemons: opts.Settings.Execution.MaxDaemons, DefaultBackoff: opts.Settings.Execution.DefaultBackoff,
-		Host: func(obj *unstructured.Unstructured) wasmrt.Host {
-			return &guestHost{kube: o.kube, about: kube.RefOf(obj), posting: o.opts.Settings.Posting}
-		},
+		Exec: o.exec, Modules: slices.Collect(maps.Keys(o.modules)), Logger: o.log, ObserveTimer: opts.ObserveTimer,
+		MaxDaemons: opts.Settings.Execution.MaxDaemons,
 		StatusSubresource: func(resource string) bool {
 			o.mu.RLock()
 			defer o.mu.RUnlock()
@@ -228,6 +236,17 @@ func (o *Operator) worker(ctx context.Context) {
 		o.process(ctx, key)
 		o.queue.Done(key)
 	}
+}
+
+// module returns the current version of a module (nil when none is
+// loaded by that name).
+func (o *Operator) module(name string) execution.Module {
+	if set := o.current.Load(); set != nil {
+		if m := (*set)[name]; m != nil {
+			return m
+		}
+	}
+	return nil
 }
 
 // Stats are the operator's counters.

@@ -3,8 +3,7 @@ package reactor
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
@@ -33,14 +32,14 @@ func (c *cyc) storesDiffBaseInStatus() bool {
 
 // statusPrunes switches the resource to the annotation diff-base and stores
 // essence there for obj; it returns what the write returned.
-func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, obj *unstructured.Unstructured, essence map[string]any) (*kube.Patched, error) {
+func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, subj *execution.Subject, essence map[string]any) (*kube.Patched, error) {
 	o.log.Warn("the status of this resource drops unknown fields: its diff-base goes to an annotation from now on; "+
 		"handler results stored in status may be dropped too (add x-kubernetes-preserve-unknown-fields to the CRD's status)",
 		"resource", res.String())
 	o.pruning.Store(res.String(), true)
 	p := persistence.NewPatch(res.Status)
-	if err := o.annotated.StoreDiffBase(p, obj.Object, essence); err != nil {
+	if err := o.annotated.StoreDiffBase(p, subj.Object.Object, essence); err != nil {
 		return nil, err
 	}
-	return o.apply(ctx, res, obj, p)
+	return o.exec.Apply(ctx, subj, p)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -55,10 +56,10 @@ func cycle(t *testing.T, reg *registry.Registry, st *persistence.Storage, body m
 		if !state.Record(h.ID()).Awakened(now) {
 			continue
 		}
-		limits := persistence.LimitsFor(h.Spec, time.Minute)
-		step, failed := persistence.Check(limits, state.Record(h.ID()), now)
+		limits := execution.LimitsFor(h.Spec, time.Minute)
+		step, failed := execution.Check(limits, state.Record(h.ID()), now)
 		if !failed {
-			step = persistence.Classify(limits, state.Record(h.ID()), now, abi.Outcome{Status: abi.OutcomeSuccess}, nil)
+			step = execution.Classify(limits, state.Record(h.ID()), now, abi.Outcome{Status: abi.OutcomeSuccess}, nil)
 		}
 		state.Set(h.ID(), step.Record)
 		if step.Deliver && h.Kind() != abi.KindDelete { // the benchmark's delete handler returns nothing

@@ -6,7 +6,8 @@ import (
 
 // Due lists the changing handlers to run for a cause, in registration order,
 // as Kopf selects them: handlers of the cause's own kind; field handlers on
-// any cause when their field changed; resume handlers on any cause of an
+// creation and updates when their field changed (not on deletion: see
+// reasonFits); resume handlers on any cause of an
 // initial object (on deletion only with the deleted option); each passing
 // its filters and, last, its callback filter. Causes that call no handlers
 // (noop, free, gone) have none due. Each handler appears once.
@@ -33,9 +34,19 @@ func (r *Registry) Due(ref abi.ResourceRef, c *Cause, when WhenFunc) ([]*Handler
 }
 
 // reasonFits is Kopf's selection by reason: create, update and delete
-// handlers serve their own cause; field handlers any cause; resume
-// handlers the causes of initial objects, on deleted objects only with the
-// deleted option.
+// handlers serve their own cause; field handlers the causes that change a
+// field (create and update; resume never changes one); resume handlers the
+// causes of initial objects, on deleted objects only with the deleted
+// option.
+//
+// Field handlers and deletion: Kopf's code selects a field handler for a
+// deletion when the field changed since the last handled state (an update
+// still in progress), re-purposes its record to the deletion and holds the
+// finalizer until it succeeds — forever when it cannot (its child is gone).
+// Kopf's documentation calls field handlers update handlers, and so does
+// the host: a deletion supersedes the update, the field handler's record is
+// purged with the update's, and only delete handlers decide when the object
+// is released.
 func reasonFits(h *Handler, c *Cause) bool {
 	switch h.Kind() {
 	case abi.KindCreate:
@@ -45,7 +56,7 @@ func reasonFits(h *Handler, c *Cause) bool {
 	case abi.KindDelete:
 		return c.Reason == abi.ReasonDelete
 	case abi.KindField:
-		return true
+		return c.Reason != abi.ReasonDelete
 	case abi.KindResume:
 		return c.Initial && (!c.Deleted() || h.Spec.Options.Deleted)
 	}
@@ -97,9 +108,13 @@ func (r *Registry) RequiresFinalizer(ref abi.ResourceRef, c *Cause, when WhenFun
 // index, validate, mutate) whose filters match the body, callback last, in
 // registration order.
 func (r *Registry) Matching(ref abi.ResourceRef, kind abi.HandlerKind, body map[string]any, when WhenFunc) ([]*Handler, error) {
+	return r.matching(ref, body, when, kind)
+}
+
+func (r *Registry) matching(ref abi.ResourceRef, body map[string]any, when WhenFunc, kinds ...abi.HandlerKind) ([]*Handler, error) {
 	c := &Cause{Body: body}
 	var out []*Handler
-	for _, h := range r.Handlers(ref, kind) {
+	for _, h := range r.Handlers(ref, kinds...) {
 		if !h.MatchesBody(body) {
 			continue
 		}

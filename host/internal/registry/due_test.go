@@ -58,6 +58,8 @@ func TestDueByCause(t *testing.T) {
 		{"update of an initial object mixes resume in", cause(t, abi.ReasonUpdate, true, live, `{"spec":{"x":1}}`, `{"spec":{"x":2}}`), []string{"update_fn", "resume_fn", "resume_deleted"}},
 		{"resume", cause(t, abi.ReasonResume, true, live, `{"spec":{"field":"a"}}`, `{"spec":{"field":"a"}}`), []string{"resume_fn", "resume_deleted"}},
 		{"delete", cause(t, abi.ReasonDelete, false, deleting, `{"spec":{"field":"a"}}`, `{"spec":{"field":"a"}}`), []string{"delete_fn"}},
+		{"delete with the field changed since the last handling: no field handler",
+			cause(t, abi.ReasonDelete, false, deleting, `{"spec":{"field":"a"}}`, `{"spec":{"field":"b"}}`), []string{"delete_fn"}},
 		{"delete of an initial object: resume only with deleted", cause(t, abi.ReasonDelete, true, deleting, `{"spec":{}}`, `{"spec":{}}`), []string{"delete_fn", "resume_deleted"}},
 		{"field removed on update", cause(t, abi.ReasonUpdate, false, live, `{"spec":{"field":"a"}}`, `{"spec":{}}`), []string{"update_fn", "field_fn/spec.field"}},
 		{"noop", cause(t, ReasonNoop, true, live, `{}`, `{}`), nil},

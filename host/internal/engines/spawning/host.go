@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
@@ -12,16 +14,17 @@ import (
 // reactor's host functions.
 type stopHost struct {
 	wasmrt.Host
-	w *worker
+	w     *worker
+	clock clock.Clock
 }
 
 // SleepUntilStopped sleeps d, returning early when the worker is asked to
 // stop.
 func (h *stopHost) SleepUntilStopped(ctx context.Context, d time.Duration) abi.SleepResponse {
-	t := time.NewTimer(d)
+	t := h.clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 	case <-h.w.stopping:
 	case <-ctx.Done():
 	}

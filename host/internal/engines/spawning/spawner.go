@@ -8,9 +8,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"k8s.io/utils/clock"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // Key names one object of one resource.
@@ -28,23 +30,21 @@ const (
 
 // Options configure a [Spawner].
 type Options struct {
-	// Kube applies the handlers' results and patches. Required.
-	Kube *kube.Client
-	// Modules by name. Required.
-	Modules map[string]*wasmrt.Module
-	// Host returns the host functions for a call about obj (events and
-	// Kubernetes requests); the spawner adds the stop functions. Required.
-	Host func(obj *unstructured.Unstructured) wasmrt.Host
+	// Exec calls the handlers, applies their results and patches and
+	// reports them; its clock times the timers. Required.
+	Exec *execution.Executor
+	// Modules are the names of the loaded modules (each gets its daemon
+	// slots).
+	Modules []string
 	// Wake is called when the last worker of an object stopped, so the
 	// reactor can release its finalizer.
 	Wake func(Key)
 	// StatusSubresource says whether results go to /status.
 	StatusSubresource func(resource string) bool
-	// MaxDaemons caps the daemons running at once per module. Default 100.
+	// MaxDaemons caps the daemons running at once per module
+	// (settings.Execution.MaxDaemons).
 	MaxDaemons int
-	// DefaultBackoff is the delay after an arbitrary error. Default 60s.
-	DefaultBackoff time.Duration
-	// Logger receives the workers' logs. Default slog.Default().
+	// Logger receives the workers' own logs. Default slog.Default().
 	Logger *slog.Logger
 	// ObserveTimer, when set, is called after each timer run with how late
 	// it started (its start minus when it was due: the end of its initial
@@ -58,6 +58,8 @@ type Options struct {
 // Spawner runs timers and daemons.
 type Spawner struct {
 	opts  Options
+	exec  *execution.Executor
+	clock clock.Clock
 	slots map[string]chan struct{} // per module: the daemon cap
 
 	mu      sync.Mutex
@@ -74,19 +76,28 @@ type object struct {
 	done    map[string]string  // daemons that finished, with their module: never again in this process
 }
 
+// attrs are the log attributes naming the object (the execution layer's
+// scheme, from the live body).
+func (o *object) attrs() []any {
+	if o.body == nil {
+		return []any{slog.Group("object", "namespace", o.key.Namespace, "name", o.key.Name)}
+	}
+	return execution.ObjectAttrs(o.body)
+}
+
 // New returns a spawner.
 func New(opts Options) *Spawner {
 	if opts.MaxDaemons <= 0 {
-		opts.MaxDaemons = 100
-	}
-	if opts.DefaultBackoff <= 0 {
-		opts.DefaultBackoff = 60 * time.Second
+		opts.MaxDaemons = settings.Default().Execution.MaxDaemons
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Spawner{opts: opts, slots: map[string]chan struct{}{}, objects: map[Key]*object{}}
-	for name := range opts.Modules {
+	if opts.StatusSubresource == nil {
+		opts.StatusSubresource = func(string) bool { return false }
+	}
+	s := &Spawner{opts: opts, exec: opts.Exec, clock: opts.Exec.Clock(), slots: map[string]chan struct{}{}, objects: map[Key]*object{}}
+	for _, name := range opts.Modules {
 		s.slots[name] = make(chan struct{}, opts.MaxDaemons)
 	}
 	return s
@@ -105,12 +116,12 @@ func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstru
 		if len(handlers) == 0 {
 			return
 		}
-		o = &object{key: key, workers: map[string]*worker{}, done: map[string]string{}, changed: time.Now()}
+		o = &object{key: key, workers: map[string]*worker{}, done: map[string]string{}, changed: s.clock.Now()}
 		s.objects[key] = o
 	}
 	o.body = body
 	if changed {
-		o.changed = time.Now()
+		o.changed = s.clock.Now()
 	}
 	want := map[string]bool{}
 	for _, h := range handlers {
@@ -206,7 +217,7 @@ func (s *Spawner) body(o *object) *unstructured.Unstructured {
 func (s *Spawner) idleFor(o *object) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return time.Since(o.changed)
+	return s.clock.Since(o.changed)
 }
 
 // finished removes a worker that ended; a daemon that ended by itself is
@@ -230,14 +241,14 @@ func (s *Spawner) finished(o *object, w *worker, forever bool) {
 	}
 }
 
-// Reload switches to a new set of modules: workers of the modules named in
-// changed stop (reloading) and start again on the new version in their
-// objects' next cycles; their daemons that ended for good may run again.
-func (s *Spawner) Reload(modules map[string]*wasmrt.Module, changed []string) {
+// Reload switches to a new set of modules (by name): workers of the
+// modules named in changed stop (reloading) and start again on the new
+// version in their objects' next cycles; their daemons that ended for good
+// may run again.
+func (s *Spawner) Reload(modules []string, changed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.opts.Modules = modules
-	for name := range modules {
+	for _, name := range modules {
 		if s.slots[name] == nil {
 			s.slots[name] = make(chan struct{}, s.opts.MaxDaemons)
 		}
@@ -260,16 +271,12 @@ func (s *Spawner) Reload(modules map[string]*wasmrt.Module, changed []string) {
 	}
 }
 
-// module returns the current version of a module.
-func (s *Spawner) module(name string) *wasmrt.Module {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.opts.Modules[name]
-}
-
 // slot returns a module's daemon slots.
 func (s *Spawner) slot(name string) chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.slots[name] == nil {
+		s.slots[name] = make(chan struct{}, s.opts.MaxDaemons)
+	}
 	return s.slots[name]
 }

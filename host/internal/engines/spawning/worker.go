@@ -1,16 +1,17 @@
 package spawning
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 )
@@ -21,6 +22,8 @@ type worker struct {
 	// hard ends the guest call (closing a daemon's instance).
 	hard   context.Context
 	cancel context.CancelFunc
+
+	clock clock.Clock
 
 	mu       sync.Mutex
 	stopping chan struct{} // closed when the worker is asked to stop
@@ -50,10 +53,10 @@ func (w *worker) sleep(d time.Duration) bool {
 	if d <= 0 {
 		return w.stopReason() == ""
 	}
-	t := time.NewTimer(d)
+	t := w.clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 		return true
 	case <-w.stopping:
 		return false
@@ -62,7 +65,7 @@ func (w *worker) sleep(d time.Duration) bool {
 
 // spawn starts a worker for handler h on object o; s.mu is held.
 func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
-	w := &worker{handler: h, stopping: make(chan struct{})}
+	w := &worker{handler: h, clock: s.clock, stopping: make(chan struct{})}
 	// Not cancelled with the operator's run: at exit, Shutdown asks the
 	// worker to stop first and terminates it only when it does not.
 	w.hard, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -86,7 +89,7 @@ func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 func (s *Spawner) runTimer(o *object, w *worker) bool {
 	opts := w.handler.Spec.Options
 	interval, idle := seconds(opts.Interval), seconds(opts.Idle)
-	due := time.Now().Add(seconds(opts.InitialDelay)) // when the next run is due
+	due := s.clock.Now().Add(seconds(opts.InitialDelay)) // when the next run is due
 	if !w.sleep(seconds(opts.InitialDelay)) {
 		return false
 	}
@@ -97,15 +100,15 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 			if left <= 0 {
 				break
 			}
-			due = time.Now().Add(left)
+			due = s.clock.Now().Add(left)
 			if !w.sleep(left) {
 				return false
 			}
 		}
-		started := time.Now()
+		started := s.clock.Now()
 		step := s.call(o, w, &rec, false)
 		if s.opts.ObserveTimer != nil {
-			s.opts.ObserveTimer(w.handler.ID(), started.Sub(due), time.Since(started))
+			s.opts.ObserveTimer(w.handler.ID(), started.Sub(due), s.clock.Since(started))
 		}
 		if interval == 0 && idle == 0 && (step.Err == nil || step.Finished) {
 			return true // a timer without interval or idle runs once
@@ -115,12 +118,12 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 			next = idle // idle alone: at most once per idle period
 		}
 		if opts.Sharp && interval > 0 {
-			next = interval - time.Since(started)%interval
+			next = interval - s.clock.Since(started)%interval
 		}
 		if step.Err != nil && !step.Finished {
 			next = step.Delay
 		}
-		due = time.Now().Add(next)
+		due = s.clock.Now().Add(next)
 		if !w.sleep(next) {
 			return false
 		}
@@ -136,7 +139,7 @@ func (s *Spawner) runDaemon(o *object, w *worker) bool {
 	case slots <- struct{}{}:
 	default:
 		s.opts.Logger.Warn(fmt.Sprintf("Daemon '%s' waits: module %q runs its maximum of %d daemons",
-			w.handler.ID(), w.handler.Module, s.opts.MaxDaemons), objectAttrs(o.key)...)
+			w.handler.ID(), w.handler.Module, s.opts.MaxDaemons), o.attrs()...)
 		select {
 		case slots <- struct{}{}:
 		case <-w.stopping:
@@ -176,112 +179,47 @@ func (s *Spawner) enforceStop(w *worker) {
 	if opts.CancellationTimeout <= 0 {
 		return
 	}
-	t := time.NewTimer(seconds(opts.CancellationBackoff) + seconds(opts.CancellationTimeout))
+	t := s.clock.NewTimer(seconds(opts.CancellationBackoff) + seconds(opts.CancellationTimeout))
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 		s.opts.Logger.Warn(fmt.Sprintf("Daemon '%s' did not exit in time; its instance is closed.", w.handler.ID()))
 		w.terminate()
 	case <-w.hard.Done():
 	}
 }
 
-// call runs the handler once and applies its result and patch.
-func (s *Spawner) call(o *object, w *worker, rec *persistence.Record, dedicated bool) persistence.Step {
+// call runs the handler once and applies its result and patch, through
+// the execution layer.
+func (s *Spawner) call(o *object, w *worker, rec *persistence.Record, dedicated bool) execution.Step {
 	h := w.handler
-	body := s.body(o)
-	limits := persistence.LimitsFor(h.Spec, s.opts.DefaultBackoff)
-	now := time.Now()
-	req, err := request(h, body, *rec, now)
+	subj := execution.NewSubject(h.Resource, s.opts.StatusSubresource(o.key.Resource), s.body(o))
+	in := execution.Input{Subject: subj, Record: *rec}
+	host := &stopHost{Host: s.exec.Host(subj), w: w, clock: s.clock}
+	r, err := s.exec.Call(w.hard, h, in, execution.CallOptions{Host: host, Dedicated: dedicated})
 	if err != nil {
-		return persistence.Step{Err: err, Finished: true}
+		// Terminated, shutting down, or unloaded: this run is over.
+		step := execution.Step{Err: err, Finished: true}
+		s.exec.Report(w.hard, subj, h, step, cmp.Or(w.stopReason(), ReasonExiting))
+		*rec = persistence.Record{}
+		return step
 	}
-	host := &stopHost{Host: s.opts.Host(body), w: w}
-	module := s.module(h.Module)
-	if module == nil {
-		return persistence.Step{Err: fmt.Errorf("module %q is not loaded", h.Module), Finished: true}
-	}
-	var resp *abi.Response
-	if dedicated {
-		resp, err = module.HandleDedicated(w.hard, req, host)
-	} else {
-		resp, err = module.Handle(w.hard, req, host)
-	}
-	var out abi.Outcome
-	if resp != nil {
-		out = resp.Outcome
-	}
-	step := persistence.Classify(limits, *rec, time.Now(), out, err)
+	step := r.Step
 	*rec = step.Record
 	if step.Finished {
 		*rec = persistence.Record{}
 	}
-	s.report(o, h, step, w.stopReason())
-	if resp != nil {
-		s.apply(o, h, resp, step.Deliver)
+	s.exec.Report(w.hard, subj, h, step, w.stopReason())
+	if r.Response != nil {
+		p := persistence.NewPatch(subj.Status)
+		s.exec.Fold(p, subj, h, r, true)
+		// The worker's own context: a result is stored even while the
+		// operator stops, unless the worker is terminated.
+		if _, err := s.exec.Apply(w.hard, subj, p); err != nil && !errors.Is(err, execution.ErrGone) {
+			s.opts.Logger.Error(fmt.Sprintf("Handler '%s': storing its outcome failed: %v", h.ID(), err), subj.Attrs()...)
+		}
 	}
 	return step
-}
-
-// report logs a run's outcome; failures of a stopping daemon are expected.
-func (s *Spawner) report(o *object, h *registry.Handler, step persistence.Step, stopping string) {
-	attrs := append(objectAttrs(o.key), "handler", h.ID(), "module", h.Module)
-	var ignored *persistence.IgnoredError
-	switch {
-	case step.Err == nil || errors.As(step.Err, &ignored):
-		s.opts.Logger.Debug(fmt.Sprintf("Handler '%s' succeeded.", h.ID()), attrs...)
-	case stopping != "":
-		s.opts.Logger.Info(fmt.Sprintf("Handler '%s' stopped (%s): %v", h.ID(), stopping, step.Err), attrs...)
-	default:
-		s.opts.Logger.Error(fmt.Sprintf("Handler '%s' failed: %v", h.ID(), step.Err), attrs...)
-	}
-}
-
-// apply sends a run's result and patch, one request per endpoint.
-func (s *Spawner) apply(o *object, h *registry.Handler, resp *abi.Response, deliver bool) {
-	body := s.body(o)
-	p := persistence.NewPatch(s.opts.StatusSubresource(o.key.Resource))
-	if err := p.MergeHandlerPatch(h.ID(), resp.Patch); err != nil {
-		s.opts.Logger.Error(fmt.Sprintf("Handler '%s' returned a patch that cannot be applied: %v", h.ID(), err), objectAttrs(o.key)...)
-	}
-	if deliver {
-		if err := p.AddResult(h.ID(), resp.Result); err != nil {
-			s.opts.Logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", h.ID(), err), objectAttrs(o.key)...)
-		}
-	}
-	p.Minimize(body.Object)
-	reqs, err := p.Requests()
-	if err != nil || len(reqs) == 0 {
-		return
-	}
-	ref := resourceRef(h, body)
-	for _, r := range reqs {
-		if _, err := s.opts.Kube.Patch(context.Background(), ref, o.key.Namespace, o.key.Name, r.Subresource, r.Type, r.Data); err != nil {
-			s.opts.Logger.Error(fmt.Sprintf("Handler '%s': storing its outcome failed: %v", h.ID(), err), objectAttrs(o.key)...)
-			return
-		}
-	}
-}
-
-func request(h *registry.Handler, body *unstructured.Unstructured, rec persistence.Record, now time.Time) (*abi.Request, error) {
-	raw, err := json.Marshal(body.Object)
-	if err != nil {
-		return nil, fmt.Errorf("encode the object: %w", err)
-	}
-	ref := resourceRef(h, body)
-	return &abi.Request{Handler: h.ID(), Kind: h.Kind(), Resource: &ref, Body: raw,
-		Name: body.GetName(), Namespace: body.GetNamespace(), UID: string(body.GetUID()),
-		Retry: rec.Retries, Started: rec.Started, Runtime: rec.Runtime(now).Seconds(), Param: h.Spec.Options.Param}, nil
-}
-
-func resourceRef(h *registry.Handler, body *unstructured.Unstructured) abi.ResourceRef {
-	ref := h.Resource
-	ref.Kind = body.GetKind()
-	return ref
-}
-
-func objectAttrs(k Key) []any {
-	return []any{"resource", k.Resource, "namespace", k.Namespace, "name", k.Name}
 }
 
 // seconds converts the ABI's float seconds.

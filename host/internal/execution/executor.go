@@ -1,0 +1,172 @@
+package execution
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"k8s.io/utils/clock"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// Module is what the executor calls: a loaded wasm module
+// (*wasmrt.Module), or a fake in unit tests.
+type Module interface {
+	// Handle calls the module on a pooled instance.
+	Handle(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error)
+	// HandleDedicated calls the module on an instance of the call's own
+	// (daemons), closed when ctx ends.
+	HandleDedicated(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error)
+}
+
+// Cluster is what the executor asks of the API server: *kube.Client, or a
+// fake in unit tests. Nil when offline: guests' requests and Events then
+// answer "not available", and there is nothing to apply patches to.
+type Cluster interface {
+	Patch(ctx context.Context, ref abi.ResourceRef, namespace, name, subresource string, kind abi.PatchType, patch []byte) (*kube.Patched, error)
+	PostEvent(ctx context.Context, about kube.ObjectRef, ev abi.EventRequest) error
+	Do(ctx context.Context, req abi.KubeRequest) abi.KubeResponse
+}
+
+var _ Cluster = (*kube.Client)(nil)
+
+// Options configure an [Executor].
+type Options struct {
+	// Modules returns the current version of a module by name (nil when it
+	// is not loaded). Required.
+	Modules func(name string) Module
+	// Cluster sends patches and Events and serves the guests' Kubernetes
+	// requests. Nil offline.
+	Cluster Cluster
+	// Settings are the host's settings: execution (backoff) and posting.
+	Settings settings.Settings
+	// Logger receives the reports. Default slog.Default().
+	Logger *slog.Logger
+	// Clock tells the time of calls and records, and waits. Default the
+	// real clock.
+	Clock clock.Clock
+}
+
+// Executor calls handlers; see the package documentation. It is safe for
+// concurrent use.
+type Executor struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns an executor.
+func New(opts Options) *Executor {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Executor{opts: opts, log: opts.Logger}
+}
+
+// Clock is the executor's clock.
+func (e *Executor) Clock() clock.Clock { return e.opts.Clock }
+
+// Logger is the executor's logger.
+func (e *Executor) Logger() *slog.Logger { return e.log }
+
+// Limits resolves h's error options against the settings.
+func (e *Executor) Limits(h *registry.Handler) Limits {
+	return LimitsFor(h.Spec, e.opts.Settings.Execution.DefaultBackoff)
+}
+
+// Result is what one call of a handler came to.
+type Result struct {
+	// Step is the classified outcome with the handler's new record.
+	Step Step
+	// Response is the guest's response; nil when the handler was not
+	// called (a limit was reached) or the call failed.
+	Response *abi.Response
+}
+
+// CallOptions vary how [Executor.Call] calls.
+type CallOptions struct {
+	// Host serves the guest's host functions. Default [Executor.Host] of
+	// the input's subject.
+	Host wasmrt.Host
+	// Dedicated runs the call on an instance of its own (daemons).
+	Dedicated bool
+}
+
+// Call makes one attempt of h: it fails the handler without calling it
+// when its timeout or retries are used up, and otherwise builds the
+// request, calls the module and classifies the outcome against
+// in.Record. The error is not the handler's failure (that is in the
+// step) but a reason not to go on: ctx ended (shutting down), the object
+// could not be encoded, or the module is no longer loaded (a
+// *NotLoadedError: a swap removed it).
+func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts CallOptions) (Result, error) {
+	limits := e.Limits(h)
+	if in.Now.IsZero() {
+		in.Now = e.opts.Clock.Now()
+	}
+	if step, failed := Check(limits, in.Record, in.Now); failed {
+		return Result{Step: step}, nil
+	}
+	req, err := Request(h, in)
+	if err != nil {
+		return Result{}, err
+	}
+	mod := e.opts.Modules(h.Module)
+	if mod == nil {
+		return Result{}, fmt.Errorf("handler '%s': %w", h.ID(), &NotLoadedError{Module: h.Module})
+	}
+	host := opts.Host
+	if host == nil {
+		host = e.Host(in.Subject)
+	}
+	var resp *abi.Response
+	if opts.Dedicated {
+		resp, err = mod.HandleDedicated(ctx, req, host)
+	} else {
+		resp, err = mod.Handle(ctx, req, host)
+	}
+	if err != nil && ctx.Err() != nil {
+		return Result{}, ctx.Err() // shutting down: not the handler's fault
+	}
+	var out abi.Outcome
+	if resp != nil {
+		out = resp.Outcome
+	}
+	return Result{Step: Classify(limits, in.Record, e.opts.Clock.Now(), out, err), Response: resp}, nil
+}
+
+// Fold merges a call's patch into p, and its result into
+// status.<handler-id> when the step delivers one and keep is set (results
+// of delete handlers are not kept: the object is going away). Problems
+// with either are logged; the rest of the cycle goes on.
+func (e *Executor) Fold(p *persistence.Patch, subj *Subject, h *registry.Handler, r Result, keep bool) {
+	if r.Response == nil || p == nil {
+		return
+	}
+	if err := p.MergeHandlerPatch(h.ID(), r.Response.Patch); err != nil {
+		e.log.Error(fmt.Sprintf("Handler '%s' returned a patch that cannot be applied: %v", h.ID(), err), e.attrs(subj, h)...)
+	}
+	if keep && r.Step.Deliver {
+		if err := p.AddResult(h.ID(), r.Response.Result); err != nil {
+			e.log.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", h.ID(), err), e.attrs(subj, h)...)
+		}
+	}
+}
+
+// attrs are the log attributes of a call: the object (when there is one),
+// the handler and its module.
+func (e *Executor) attrs(subj *Subject, h *registry.Handler) []any {
+	var out []any
+	if subj != nil {
+		out = subj.Attrs()
+	}
+	return append(out, "handler", h.ID(), "module", h.Module)
+}

@@ -1,0 +1,53 @@
+package execution
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// Host returns the host functions of a call about subj (nil for an
+// activity): the guest's Events are about the subject, its Kubernetes
+// requests go to the cluster (the runtime has already checked them against
+// the module's permissions). Offline everything answers "not available".
+// Index look-ups and daemon stops are not served here; engines that serve
+// them wrap this host.
+func (e *Executor) Host(subj *Subject) wasmrt.Host {
+	if e.opts.Cluster == nil {
+		return wasmrt.NoHost{}
+	}
+	h := &guestHost{cluster: e.opts.Cluster, posting: e.opts.Settings.Posting}
+	if subj != nil {
+		h.about = subj.Ref()
+	}
+	return h
+}
+
+// guestHost is the wasmrt.Host of one handler call.
+type guestHost struct {
+	wasmrt.NoHost
+	cluster Cluster
+	about   kube.ObjectRef
+	posting settings.Posting
+}
+
+// PostEvent posts the guest's Event about the handled object, unless
+// posting is off.
+func (h *guestHost) PostEvent(ctx context.Context, ev abi.EventRequest) error {
+	switch {
+	case !h.posting.Enabled:
+		return nil
+	case h.about.Name == "":
+		return errors.New("there is no object to post an Event about in an activity handler")
+	}
+	return h.cluster.PostEvent(ctx, h.about, ev)
+}
+
+// Kube carries out the guest's Kubernetes request.
+func (h *guestHost) Kube(ctx context.Context, req abi.KubeRequest) abi.KubeResponse {
+	return h.cluster.Do(ctx, req)
+}

@@ -1,0 +1,80 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// Report logs a call's step in Kopf's words, with the object, handler and
+// module as attributes, and for changing handlers posts an Event as the
+// posting settings say: failures as Warnings, successes as Normal Events
+// at level info. stopping is the reason a timer or daemon is being
+// stopped ("" otherwise): its failure then is expected and logged as such.
+func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handler, step Step, stopping string) {
+	attrs := e.attrs(subj, h)
+	id := h.ID()
+	var ignored *IgnoredError
+	succeeded := step.Err == nil || errors.As(step.Err, &ignored)
+	switch kind := h.Kind(); {
+	case kind.IsActivity():
+		attrs = append(attrs, "activity", string(kind))
+		switch {
+		case succeeded:
+			e.log.Info(fmt.Sprintf("Activity handler '%s' succeeded.", id), attrs...)
+		case step.Finished:
+			e.log.Error(fmt.Sprintf("Activity handler '%s' failed permanently: %v", id, step.Err), attrs...)
+		default:
+			e.log.Error(fmt.Sprintf("Activity handler '%s' failed and will try again in %s: %v", id, step.Delay, step.Err), attrs...)
+		}
+	case kind == abi.KindEvent:
+		if step.Err != nil {
+			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored: %v", id, step.Err), attrs...)
+		}
+	case kind == abi.KindTimer || kind == abi.KindDaemon:
+		switch {
+		case succeeded:
+			e.log.Debug(fmt.Sprintf("Handler '%s' succeeded.", id), attrs...)
+		case stopping != "":
+			e.log.Info(fmt.Sprintf("Handler '%s' stopped (%s): %v", id, stopping, step.Err), attrs...)
+		default:
+			e.log.Error(fmt.Sprintf("Handler '%s' failed: %v", id, step.Err), attrs...)
+		}
+	default:
+		e.reportChange(ctx, subj, id, step, attrs)
+	}
+}
+
+// reportChange reports a changing handler's step, with an Event.
+func (e *Executor) reportChange(ctx context.Context, subj *Subject, id string, step Step, attrs []any) {
+	p := e.opts.Settings.Posting
+	if step.Err == nil {
+		msg := fmt.Sprintf("Handler '%s' succeeded.", id)
+		e.log.Info(msg, attrs...)
+		if p.Enabled && p.Level <= settings.LevelInfo {
+			e.postEvent(ctx, subj, abi.EventRequest{Type: "Normal", Reason: "Success", Message: msg})
+		}
+		return
+	}
+	msg := fmt.Sprintf("Handler '%s' failed: %v", id, step.Err)
+	if !step.Finished {
+		msg = fmt.Sprintf("Handler '%s' failed and will try again in %s: %v", id, step.Delay, step.Err)
+	}
+	e.log.Error(msg, attrs...)
+	if p.Enabled {
+		e.postEvent(ctx, subj, abi.EventRequest{Type: "Warning", Reason: "Error", Message: msg})
+	}
+}
+
+// postEvent posts an Event about the subject; the cluster client logs its
+// own failures.
+func (e *Executor) postEvent(ctx context.Context, subj *Subject, ev abi.EventRequest) {
+	if e.opts.Cluster == nil || subj == nil {
+		return
+	}
+	_ = e.opts.Cluster.PostEvent(ctx, subj.Ref(), ev)
+}

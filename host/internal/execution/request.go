@@ -1,0 +1,96 @@
+package execution
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+)
+
+// Input is what one handler call is about, beside the handler itself.
+type Input struct {
+	// Subject is the object; nil for activities.
+	Subject *Subject
+	// Cause is the changing cause: changing handlers get its reason and
+	// old/new/diff (narrowed to their field); callback filters its reason.
+	Cause *registry.Cause
+	// Record is the handler's progress: retry, started, runtime.
+	Record persistence.Record
+	// Memo is the object's memo as the last call left it.
+	Memo json.RawMessage
+	// Event is the watch event of an event handler: its type ("" for the
+	// initial listing, as Kopf's None) and object (the Subject's).
+	Event *EventInput
+	// Filter makes the request a callback filter's (abi.CallWhen) rather
+	// than a handler's.
+	Filter bool
+	// Now is the time of the call, for runtime.
+	Now time.Time
+}
+
+// EventInput is the watch event an event handler sees.
+type EventInput struct {
+	Type string
+}
+
+// Request builds the request of a call of h: the only place in the host
+// that fills an abi.Request, for every handler kind.
+func Request(h *registry.Handler, in Input) (*abi.Request, error) {
+	req := &abi.Request{
+		Handler: h.ID(), Kind: h.Kind(), Param: h.Spec.Options.Param, Memo: in.Memo,
+		Retry: in.Record.Retries, Started: in.Record.Started, Runtime: in.Record.Runtime(in.Now).Seconds(),
+	}
+	if in.Filter {
+		req.Call = abi.CallWhen
+	}
+	if h.Kind().IsActivity() {
+		req.Activity = h.Kind()
+		return req, nil
+	}
+	if in.Subject != nil {
+		raw, err := in.Subject.Raw()
+		if err != nil {
+			return nil, err
+		}
+		obj := in.Subject.Object
+		ref := in.Subject.Resource
+		req.Resource, req.Body = &ref, raw
+		req.Name, req.Namespace, req.UID = obj.GetName(), obj.GetNamespace(), string(obj.GetUID())
+		if in.Event != nil {
+			req.Event = &abi.WatchEvent{Type: in.Event.Type, Object: raw}
+		}
+	}
+	if in.Cause == nil {
+		return req, nil
+	}
+	req.Reason = in.Cause.Reason
+	if in.Filter || !h.Kind().IsChanging() {
+		return req, nil
+	}
+	return req, changeKwargs(req, h, in.Cause)
+}
+
+// changeKwargs sets old, new and diff as Kopf passes them: the diff-base
+// essences, narrowed to the handler's field when it has one.
+func changeKwargs(req *abi.Request, h *registry.Handler, c *registry.Cause) error {
+	old, new, diff := c.ForHandler(h)
+	var err error
+	if req.Old, err = rawOrNil(old); err != nil {
+		return err
+	}
+	if req.New, err = rawOrNil(new); err != nil {
+		return err
+	}
+	req.Diff, err = diff.ABI()
+	return err
+}
+
+func rawOrNil(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return objects.Encode(v)
+}

@@ -1,0 +1,49 @@
+package execution
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+)
+
+// When returns the callback-filter evaluator of one processing cycle of
+// subj: each handler's callback runs in its guest at most once, however
+// many of the cycle's questions (prematch, due, finalizer, timers and
+// daemons) ask for it, on the subject encoded once. A cycle's answers do not
+// change within it: the body is the same for all of them.
+func (e *Executor) When(ctx context.Context, subj *Subject, memo json.RawMessage) registry.WhenFunc {
+	var mu sync.Mutex
+	seen := map[*registry.Handler]bool{}
+	return func(h *registry.Handler, cause *registry.Cause) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ok, found := seen[h]; found {
+			return ok, nil
+		}
+		ok, err := e.when(ctx, subj, memo, h, cause)
+		if err != nil {
+			return false, err
+		}
+		seen[h] = ok
+		return ok, nil
+	}
+}
+
+func (e *Executor) when(ctx context.Context, subj *Subject, memo json.RawMessage, h *registry.Handler, cause *registry.Cause) (bool, error) {
+	req, err := Request(h, Input{Subject: subj, Cause: cause, Memo: memo, Filter: true, Now: e.opts.Clock.Now()})
+	if err != nil {
+		return false, err
+	}
+	mod := e.opts.Modules(h.Module)
+	if mod == nil {
+		return false, fmt.Errorf("callback filter of handler '%s': module %q is not loaded", h.ID(), h.Module)
+	}
+	resp, err := mod.Handle(ctx, req, nil)
+	if err != nil {
+		return false, fmt.Errorf("callback filter of handler '%s': %w", h.ID(), err)
+	}
+	return resp.Matched != nil && *resp.Matched, nil
+}
