@@ -54,7 +54,7 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 		return err
 	}
 	m := &moduleResources{kc: kc, rt: rt, set: set, pull: pull, log: opts.Logger, res: res,
-		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.TagPollInterval, loaded: map[string]loadedModule{}}
+		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, loaded: map[string]loadedModule{}}
 	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), func(ev kube.Event) { m.queue.Add(ev.Object.GetName()) })
 	if err != nil {
 		return err

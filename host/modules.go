@@ -69,10 +69,9 @@ func notFound(err error) error {
 
 // newRuntime builds the wasm runtime with the settings' limits.
 func newRuntime(s settings.Wasm, log *slog.Logger) (*wasmrt.Runtime, error) {
-	rt, err := wasmrt.New(wasmrt.Options{
-		CacheDir: s.CacheDir, Timeout: s.CallTimeout, MemoryLimitPages: s.MaxMemoryPages,
-		MaxOutputBytes: s.MaxOutputBytes, PoolSize: s.PoolSize, Logger: log,
-	})
+	opts := wasmrt.OptionsFor(s)
+	opts.Logger = log
+	rt, err := wasmrt.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("start the wasm runtime: %w", err)
 	}

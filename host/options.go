@@ -10,21 +10,12 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
-// DefaultShutdownTimeout is the default of Options.ShutdownTimeout.
-const DefaultShutdownTimeout = 10 * time.Second
-
-// DefaultReloadInterval is the default of Options.ReloadInterval.
-const DefaultReloadInterval = time.Second
-
-// DefaultTagPollInterval is the default of Options.TagPollInterval.
-const DefaultTagPollInterval = 30 * time.Second
-
 // ErrUsage is wrapped by the errors of options that cannot work together or
 // cannot be parsed (a bad namespace pattern, -n with -A, no modules).
 var ErrUsage = errors.New("usage")
 
-// Options configure [Run]. Fields left zero take the default documented on
-// them; [Options.withDefaults] is the one place that sets them.
+// Options configure [Run]. The tunables are in Settings, whose defaults
+// are settings.Default(); [Options.withDefaults] fills in what is unset.
 type Options struct {
 	// Modules are .wasm files, folders whose *.wasm files (not their
 	// subfolders) are loaded in name order, or OCI references (see
@@ -49,6 +40,7 @@ type Options struct {
 	AllNamespaces bool
 
 	// Settings are the operator's settings. Default settings.Default().
+	// Run works on a copy.
 	Settings *settings.Settings
 
 	// Liveness is a URL such as "http://0.0.0.0:8080/healthz": while the
@@ -57,23 +49,22 @@ type Options struct {
 	// supported.
 	Liveness string
 
-	// ShutdownTimeout bounds the wait, after the context ends, for in-flight
-	// processing cycles to finish; past it Run returns an error and
-	// abandons them. Default DefaultShutdownTimeout.
+	// ShutdownTimeout, when above zero, replaces
+	// Settings.Process.ShutdownTimeout.
+	//
+	// Deprecated: set Settings.Process.ShutdownTimeout.
 	ShutdownTimeout time.Duration
 
-	// ReloadInterval is how often module files are checked for a new
-	// version, which is then loaded in the background and swapped in
-	// between processing cycles; a version that does not load leaves the
-	// old one serving. Default DefaultReloadInterval; negative turns
-	// reloading off.
+	// ReloadInterval, when not zero, replaces
+	// Settings.Modules.ReloadInterval; negative turns reloading off.
+	//
+	// Deprecated: set Settings.Modules.ReloadInterval (0 turns it off).
 	ReloadInterval time.Duration
 
-	// TagPollInterval is how often modules named by an OCI tag are
-	// resolved again; a new digest is pulled and swapped in as a changed
-	// file is. Digests are pinned and never polled. Default
-	// DefaultTagPollInterval; negative turns polling off (as does a
-	// negative ReloadInterval).
+	// TagPollInterval, when not zero, replaces
+	// Settings.Modules.TagPollInterval; negative turns polling off.
+	//
+	// Deprecated: set Settings.Modules.TagPollInterval (0 turns it off).
 	TagPollInterval time.Duration
 
 	// ModuleResources also serves the modules that Module resources
@@ -88,21 +79,25 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// withDefaults returns o with every unset field set to its default.
+// withDefaults returns o with every unset field set to its default, and
+// its own copy of the settings with the deprecated overrides applied.
 func (o Options) withDefaults() Options {
-	if o.Settings == nil {
-		s := settings.Default()
-		o.Settings = &s
+	var s settings.Settings
+	if o.Settings != nil {
+		s = *o.Settings
+	} else {
+		s = settings.Default()
 	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = DefaultShutdownTimeout
+	if o.ShutdownTimeout > 0 {
+		s.Process.ShutdownTimeout = o.ShutdownTimeout
 	}
-	if o.ReloadInterval == 0 {
-		o.ReloadInterval = DefaultReloadInterval
+	if o.ReloadInterval != 0 {
+		s.Modules.ReloadInterval = max(0, o.ReloadInterval)
 	}
-	if o.TagPollInterval == 0 {
-		o.TagPollInterval = DefaultTagPollInterval
+	if o.TagPollInterval != 0 {
+		s.Modules.TagPollInterval = max(0, o.TagPollInterval)
 	}
+	o.Settings = &s
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -40,9 +40,10 @@ type watchedFile struct {
 }
 
 // pollTags makes the reloader resolve the OCI tags among the modules
-// (refs: the pulled files by their references) every opts.TagPollInterval.
+// (refs: the pulled files by their references) every
+// settings.Modules.TagPollInterval (0: never).
 func (r *reloader) pollTags(opts Options, refs map[string]string) error {
-	if opts.TagPollInterval < 0 {
+	if opts.Settings.Modules.TagPollInterval <= 0 {
 		return nil
 	}
 	now := time.Now()
@@ -55,7 +56,7 @@ func (r *reloader) pollTags(opts Options, refs map[string]string) error {
 		if f.ref != "" {
 			var err error
 			r.pull, err = newPuller(opts)
-			r.tagEvery = opts.TagPollInterval
+			r.tagEvery = opts.Settings.Modules.TagPollInterval
 			return err
 		}
 	}

@@ -23,8 +23,9 @@ import (
 //     resources the cluster does not serve are logged and left out),
 //  5. runs it, with the liveness endpoint up if Options.Liveness is set.
 //
-// When ctx ends, in-flight processing cycles get Options.ShutdownTimeout to
-// finish; past that Run returns an error saying they were abandoned. Errors
+// When ctx ends, in-flight processing cycles, the daemons' stop and the
+// cleanup activities get settings.Process.ShutdownTimeout to finish; past
+// that Run returns an error saying they were abandoned. Errors
 // before the operator runs are one line that says what to fix; usage
 // mistakes wrap ErrUsage, an unusable kubeconfig ErrKubeconfig, a cluster
 // that does not answer ErrUnreachable.
@@ -58,7 +59,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	kc, err := kube.New(cfg, kubeOptions(opts))
+	kc, err := kube.New(cfg, kube.Options{Settings: opts.Settings, Logger: opts.Logger})
 	if err != nil {
 		return classify(ErrKubeconfig, err)
 	}
@@ -67,6 +68,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	op, err := reactor.New(ctx, reactor.Options{
 		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: *opts.Settings, Logger: opts.Logger,
+		ConsistencyTimeout: opts.Settings.Persistence.ConsistencyTimeout, CleanupTimeout: opts.Settings.Process.CleanupTimeout,
 	})
 	if err != nil {
 		return err
@@ -83,19 +85,20 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	if opts.ReloadInterval > 0 {
+	if every := opts.Settings.Modules.ReloadInterval; every > 0 {
 		r := newReloader(rt, set, files, mods, opts.Logger)
 		if err := r.pollTags(opts, refs); err != nil {
 			return err
 		}
-		go r.run(ctx, opts.ReloadInterval)
+		go r.run(ctx, every)
 	}
 	return runOperator(ctx, op, live, opts)
 }
 
-// runOperator runs op until ctx ends and waits at most opts.ShutdownTimeout
-// for it to stop.
+// runOperator runs op until ctx ends and waits at most the settings'
+// shutdown timeout for it to stop.
 func runOperator(ctx context.Context, op *reactor.Operator, live *liveness, opts Options) error {
+	timeout := opts.Settings.Process.ShutdownTimeout
 	done := make(chan error, 1)
 	go func() { done <- op.Run(ctx) }()
 	live.setAlive(true)
@@ -105,16 +108,16 @@ func runOperator(ctx context.Context, op *reactor.Operator, live *liveness, opts
 		return err
 	case <-ctx.Done():
 	}
-	opts.Logger.Info("stopping: waiting for in-flight processing cycles", "timeout", opts.ShutdownTimeout)
+	opts.Logger.Info("stopping: waiting for in-flight processing cycles", "timeout", timeout)
 	select {
 	case err := <-done:
 		if err == nil {
 			opts.Logger.Info("stopped")
 		}
 		return err
-	case <-time.After(opts.ShutdownTimeout):
+	case <-time.After(timeout):
 		return fmt.Errorf("shutdown: in-flight processing cycles did not finish within %s; abandoned them "+
-			"(their objects are processed again at the next start)", opts.ShutdownTimeout)
+			"(their objects are processed again at the next start)", timeout)
 	}
 }
 
@@ -128,18 +131,6 @@ func parseNamespaces(opts Options) (kube.Namespaces, error) {
 		return kube.Namespaces{}, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	return ns, nil
-}
-
-func kubeOptions(opts Options) kube.Options {
-	k := opts.Settings.Kube
-	backoffs := k.ErrorBackoffs
-	if backoffs == nil {
-		backoffs = []time.Duration{} // settings: empty means no retries; kube: nil means its defaults
-	}
-	return kube.Options{
-		QPS: k.QPS, Burst: k.Burst, RequestTimeout: k.RequestTimeout, Backoffs: backoffs,
-		EventComponent: opts.Settings.Posting.ReportingComponent, Logger: opts.Logger,
-	}
 }
 
 func logStart(opts Options, mods []*wasmrt.Module) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -15,11 +16,18 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // Client talks to one cluster. It is safe for concurrent use.
 type Client struct {
-	opts  Options
+	// kube, watching and posting are the settings' groups the client
+	// follows; instance is the reportingInstance of its Events.
+	kube     settings.Kube
+	watching settings.Watching
+	posting  settings.Posting
+	instance string
+
 	log   *slog.Logger
 	host  string
 	dyn   dynamic.Interface
@@ -35,19 +43,22 @@ type Client struct {
 }
 
 // New builds a Client for the cluster that cfg points at. cfg is copied;
-// its rate limit and user agent are replaced by those of opts. New makes no
-// request: see [Client.Ping].
+// its rate limit and user agent are replaced by those of the settings. New
+// makes no request: see [Client.Ping].
 func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("kube: %w: no rest config", ErrConfig)
 	}
 	opts = opts.withDefaults()
 	c := &Client{
-		opts:    opts,
-		log:     opts.Logger,
-		host:    cfg.Host,
-		stats:   &counters{},
-		watches: map[schema.GroupVersionResource][]*Watch{},
+		kube:     opts.Settings.Kube,
+		watching: opts.Settings.Watching,
+		posting:  opts.Settings.Posting,
+		instance: opts.Settings.Posting.ReportingInstance,
+		log:      opts.Logger,
+		host:     cfg.Host,
+		stats:    &counters{},
+		watches:  map[schema.GroupVersionResource][]*Watch{},
 	}
 	cfg = c.restConfig(cfg)
 	hc, err := rest.HTTPClientFor(cfg) // one connection pool for both clients
@@ -64,9 +75,12 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	// Discovery and pings are plain requests, bounded by a context timeout
 	// each (a watch must not be, which is why the shared config has none).
 	c.dyn = dyn
-	c.disc = newDiscoveryCache(c.raw, opts.RequestTimeout, opts.DiscoveryRefresh)
+	c.disc = newDiscoveryCache(c.raw, c.kube.RequestTimeout, c.kube.DiscoveryRefresh)
 	c.nsInf = &nsTracker{c: c}
-	c.retry = retrier{backoffs: opts.Backoffs, timeout: opts.RequestTimeout, onRetry: c.logRetry}
+	c.retry = retrier{backoffs: c.kube.ErrorBackoffs, timeout: c.kube.RequestTimeout, onRetry: c.logRetry}
+	if c.instance == "" {
+		c.instance, _ = os.Hostname()
+	}
 	return c, nil
 }
 
@@ -74,12 +88,12 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 // counter.
 func (c *Client) restConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = c.opts.UserAgent
-	if c.opts.QPS < 0 {
+	cfg.UserAgent = c.kube.UserAgent
+	if c.kube.QPS <= 0 {
 		cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	} else {
-		cfg.QPS, cfg.Burst = c.opts.QPS, c.opts.Burst
-		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.opts.QPS, c.opts.Burst)
+		cfg.QPS, cfg.Burst = c.kube.QPS, max(1, c.kube.Burst)
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
 	cfg.Wrap(c.stats.wrap)
 	return cfg
@@ -88,7 +102,7 @@ func (c *Client) restConfig(cfg *rest.Config) *rest.Config {
 // Ping asks the API server for its version, once, and says whether it
 // answered: an error wrapping [ErrUnreachable] names the server and why.
 func (c *Client) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.kube.RequestTimeout)
 	defer cancel()
 	err := c.raw.Get().AbsPath("/version").Do(ctx).Error()
 	var status apierrors.APIStatus
@@ -104,7 +118,7 @@ func (c *Client) Ping(ctx context.Context) error {
 
 // Resolve finds the resource a handler's selector names (see the package
 // comment). The discovery documents are cached; a selector that matches
-// nothing refreshes them (at most once per [Options.DiscoveryRefresh]) and
+// nothing refreshes them (at most once per settings.Kube.DiscoveryRefresh) and
 // is tried again, so CRDs installed after the start are found.
 func (c *Client) Resolve(ctx context.Context, sel abi.ResourceSelector) (Resource, error) {
 	res, err := c.disc.resolve(ctx, sel)

@@ -19,7 +19,7 @@ import (
 
 // Do carries out a guest's Kubernetes request. Gets and lists of a
 // resource and namespace that a [Watch] covers are answered from its cache
-// (without managedFields unless [Options.KeepManagedFields]; a get that
+// (without managedFields unless settings.Kube.KeepManagedFields; a get that
 // misses the cache asks the server, in case the object is newer than the
 // cache); everything else goes to the API server, with the transient
 // failures retried (creates only after 429, which guarantees nothing was
@@ -170,7 +170,7 @@ func (g *guestReq) list(ctx context.Context) (json.RawMessage, error) {
 func (g *guestReq) write(ctx context.Context) (json.RawMessage, error) {
 	manager := g.req.FieldManager
 	if manager == "" {
-		manager = g.c.opts.FieldManager
+		manager = g.c.kube.FieldManager
 	}
 	subs := subresources(g.req.Subresource)
 	return g.sendJSON(ctx, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {

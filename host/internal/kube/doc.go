@@ -50,7 +50,7 @@
 //
 // Kopf keeps no copy of the objects it watches; this package keeps one per
 // watched resource and namespace (without managedFields unless
-// [Options.KeepManagedFields]), so that guest reads cost no request.
+// settings.Kube.KeepManagedFields), so that guest reads cost no request.
 // Updates that carry no new resourceVersion (relists after 410 Gone) are not
 // passed on. Kopf retries 403 Forbidden; this package does not, because a
 // missing RBAC rule does not fix itself within a minute.

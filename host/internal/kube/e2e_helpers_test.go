@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 )
 
@@ -67,10 +68,10 @@ func cluster(t *testing.T) *testenv.Env {
 func newClient(t *testing.T) (*Client, dynamic.Interface) {
 	t.Helper()
 	env := cluster(t)
-	c, err := New(env.Config, Options{
-		Backoffs:         []time.Duration{10 * time.Millisecond, 10 * time.Millisecond},
-		DiscoveryRefresh: time.Millisecond,
-	})
+	c, err := New(env.Config, withSettings(func(s *settings.Settings) {
+		s.Kube.ErrorBackoffs = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond}
+		s.Kube.DiscoveryRefresh = time.Millisecond
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

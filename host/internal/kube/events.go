@@ -34,7 +34,7 @@ const maxEventMessage = 1024
 
 // PostEvent records a core/v1 Event about an object: ev.Type is "Normal"
 // or "Warning". Events about cluster-scoped objects go to
-// [Options.EventNamespace]; Events about Events are dropped, as Kopf drops
+// the namespace "default", as Kopf's do; Events about Events are dropped, as Kopf drops
 // them. An Event is worth little next to the work it reports on: a failure
 // is logged as a warning here (the caller need not log it again) and
 // retried only briefly, and the error is returned for callers that report
@@ -45,13 +45,13 @@ func (c *Client) PostEvent(ctx context.Context, about ObjectRef, ev abi.EventReq
 	}
 	ns := about.Namespace
 	if ns == "" {
-		ns = c.opts.EventNamespace
+		ns = clusterEventNamespace
 	}
 	body := c.eventBody(ns, about, ev, time.Now())
-	ctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.kube.RequestTimeout)
 	defer cancel()
 	info := reqInfo{verb: "create", resource: gvrString(eventsGVR), namespace: ns}
-	short := retrier{backoffs: c.retry.backoffs[:min(2, len(c.retry.backoffs))], timeout: c.opts.RequestTimeout}
+	short := retrier{backoffs: c.retry.backoffs[:min(2, len(c.retry.backoffs))], timeout: c.kube.RequestTimeout}
 	err := short.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
 		_, err := c.dyn.Resource(eventsGVR).Namespace(ns).Create(ctx, body, metav1.CreateOptions{})
 		return err
@@ -80,14 +80,14 @@ func (c *Client) eventBody(ns string, about ObjectRef, ev abi.EventRequest, now 
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion":         "v1",
 		"kind":               "Event",
-		"metadata":           map[string]any{"namespace": ns, "generateName": "kopf-event-"},
+		"metadata":           map[string]any{"namespace": ns, "generateName": c.posting.EventNamePrefix},
 		"type":               typ,
 		"reason":             ev.Reason,
 		"message":            cutMessage(ev.Message, maxEventMessage),
 		"action":             "Action",
-		"reportingComponent": c.opts.EventComponent,
-		"reportingInstance":  c.opts.EventInstance,
-		"source":             map[string]any{"component": c.opts.EventComponent},
+		"reportingComponent": c.posting.ReportingComponent,
+		"reportingInstance":  c.instance,
+		"source":             map[string]any{"component": c.posting.ReportingComponent},
 		"involvedObject":     involved,
 		"firstTimestamp":     ts,
 		"lastTimestamp":      ts,

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 func TestCutMessage(t *testing.T) {
@@ -32,7 +33,8 @@ func TestCutMessage(t *testing.T) {
 }
 
 func TestEventBody(t *testing.T) {
-	c := &Client{opts: Options{EventComponent: "comp", EventInstance: "inst"}.withDefaults()}
+	c := &Client{posting: settings.Default().Posting, instance: "inst"}
+	c.posting.ReportingComponent = "comp"
 	about := ObjectRef{APIVersion: "kopf.dev/v1", Kind: "KopfExample", Namespace: "ns", Name: "x", UID: "u1"}
 	body := c.eventBody("ns", about, abi.EventRequest{Reason: "Done", Message: "ok"}, time.Unix(0, 0))
 	obj := body.Object
@@ -41,5 +43,9 @@ func TestEventBody(t *testing.T) {
 		obj["reportingInstance"] != "inst" || inv["uid"] != "u1" || inv["namespace"] != "ns" ||
 		obj["firstTimestamp"] != "1970-01-01T00:00:00Z" || body.GetGenerateName() != "kopf-event-" {
 		t.Errorf("event body = %v", obj)
+	}
+	c.posting.EventNamePrefix = "acme-"
+	if got := c.eventBody("ns", about, abi.EventRequest{Reason: "Done"}, time.Unix(0, 0)).GetGenerateName(); got != "acme-" {
+		t.Errorf("generateName = %q with posting.eventNamePrefix acme-", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -49,24 +51,15 @@ type Handler func(Event)
 // one resource in one namespace ("" for all of them or for a cluster-scoped
 // resource).
 func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) cache.SharedIndexInformer {
-	ri := c.dyn.Resource(gvr).Namespace(namespace)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return ri.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return c.watchJSON(ctx, gvr, namespace, opts)
-		},
-	}
 	desc := gvrString(gvr)
 	if namespace != "" {
 		desc += " in " + namespace
 	}
-	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
+	inf := cache.NewSharedIndexInformerWithOptions(c.listWatch(gvr, namespace, desc), &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		ObjectDescription: desc,
 	})
-	if !c.opts.KeepManagedFields {
+	if !c.kube.KeepManagedFields {
 		_ = inf.SetTransform(dropManagedFields) // fails only once running
 	}
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -75,11 +68,51 @@ func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) 
 	return inf
 }
 
+// listWatch lists and watches one resource in one namespace for an
+// informer, with the settings' watching group: every watch request asks
+// for bookmarks and carries watching.serverTimeout (when set) as its
+// timeoutSeconds; a stream without any event for watching.inactivityTimeout
+// is ended; and a watch resumed after its stream ended waits
+// watching.reconnectBackoff first. The informer's reflector resumes a
+// watch that ended (from the last resource version, without listing) and
+// backs off on failed requests.
+func (c *Client) listWatch(gvr schema.GroupVersionResource, namespace, desc string) *cache.ListWatch {
+	ri := c.dyn.Resource(gvr).Namespace(namespace)
+	var ended atomic.Int64 // when the last stream ended, in Unix nanoseconds; 0 before the first
+	hooks := streamHooks{
+		inactivity: c.watching.InactivityTimeout,
+		onInactive: func() {
+			c.log.Debug("watch stream inactive; resuming it", "resource", desc, "inactivity", c.watching.InactivityTimeout)
+		},
+		onEnd: func() { ended.Store(time.Now().UnixNano()) },
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return ri.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			if last := ended.Load(); last != 0 {
+				if !sleep(ctx, time.Until(time.Unix(0, last).Add(c.watching.ReconnectBackoff))) {
+					return nil, ctx.Err()
+				}
+			}
+			opts.AllowWatchBookmarks = true
+			if t := c.watching.ServerTimeout; t > 0 {
+				seconds := int64(t / time.Second)
+				opts.TimeoutSeconds = &seconds
+			}
+			return c.watchJSON(ctx, gvr, namespace, opts, hooks)
+		},
+	}
+}
+
 // logWatchError reports why a watch stopped; the informer then resumes it
 // (relisting after 410 Gone) with its own backoff. Expected endings are
 // debug messages, the rest warnings.
 func (c *Client) logWatchError(desc string, err error) {
 	switch {
+	case errors.Is(err, context.Canceled):
+		// stopped while pausing before a reconnection
 	case errors.Is(err, io.EOF), apierrors.IsResourceExpired(err), apierrors.IsGone(err):
 		c.log.Debug("watch ended; resuming", "resource", desc, "error", err)
 	default:

@@ -36,7 +36,7 @@ func (c *Client) Patch(ctx context.Context, ref abi.ResourceRef, namespace, name
 	var raw []byte
 	err = c.retry.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
 		res := c.raw.Patch(pt).AbsPath(objectPath(gvr, namespace, name, subresource)...).
-			Param("fieldManager", c.opts.FieldManager).Body(patch).Do(ctx)
+			Param("fieldManager", c.kube.FieldManager).Body(patch).Do(ctx)
 		if err := res.Error(); err != nil { // Error, not Raw: it decodes the API status
 			return err
 		}

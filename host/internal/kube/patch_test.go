@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // A PATCH that meets transient failures is retried, and every attempt is
@@ -35,7 +36,9 @@ func TestPatchRetriesTransientFailures(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := New(&rest.Config{Host: srv.URL}, Options{Backoffs: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}})
+	c, err := New(&rest.Config{Host: srv.URL}, withSettings(func(s *settings.Settings) {
+		s.Kube.ErrorBackoffs = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

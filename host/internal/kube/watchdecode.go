@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +49,7 @@ var watchParams = runtime.NewParameterCodec(watchScheme)
 // before the response (EOF, timeout) gives a watch that ends at once, for
 // the informer to start again.
 func (c *Client) watchJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string,
-	opts metav1.ListOptions) (watch.Interface, error) {
+	opts metav1.ListOptions, hooks streamHooks) (watch.Interface, error) {
 	if msgs := rest.IsValidPathSegmentName(namespace); len(msgs) != 0 {
 		return nil, fmt.Errorf("invalid namespace %q: %v", namespace, msgs)
 	}
@@ -57,13 +60,33 @@ func (c *Client) watchJSON(ctx context.Context, gvr schema.GroupVersionResource,
 		Throttle(nil).
 		Stream(ctx)
 	if err != nil {
+		hooks.ended()
 		if utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) {
 			return watch.NewEmptyWatch(), nil
 		}
 		return nil, err // as it is, like client-go's: the reflector classifies it
 	}
-	return watch.NewStreamWatcher(newWatchDecoder(body),
+	return watch.NewStreamWatcher(newWatchDecoder(body, hooks),
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
+}
+
+// streamHooks watch over one watch stream.
+type streamHooks struct {
+	// inactivity, when above zero, ends a stream on which no event (not
+	// even a bookmark) arrived for that long: the decoder closes the body
+	// and reports the stream's normal end (io.EOF), so the informer resumes
+	// the watch from the last resource version it saw. onInactive, if set,
+	// is called then.
+	inactivity time.Duration
+	onInactive func()
+	// onEnd, if set, is called once when the stream ends, however it ends.
+	onEnd func()
+}
+
+func (h streamHooks) ended() {
+	if h.onEnd != nil {
+		h.onEnd()
+	}
 }
 
 // watchDecoder is a watch.Decoder over a JSON watch stream: JSON documents
@@ -76,30 +99,64 @@ type watchDecoder struct {
 	err  error // the error that came with the last bytes read
 
 	strings *stringCache
+
+	hooks    streamHooks
+	idle     *time.Timer // closes body after hooks.inactivity without an event
+	inactive atomic.Bool // idle closed the body
+	endOnce  sync.Once
 }
 
 // watchBufferSize is the first size of the decoder's buffer; it doubles for
 // larger events.
 const watchBufferSize = 16 << 10
 
-func newWatchDecoder(body io.ReadCloser) *watchDecoder {
-	return &watchDecoder{body: body, buf: make([]byte, watchBufferSize), strings: newStringCache()}
+func newWatchDecoder(body io.ReadCloser, hooks streamHooks) *watchDecoder {
+	d := &watchDecoder{body: body, buf: make([]byte, watchBufferSize), strings: newStringCache(), hooks: hooks}
+	if hooks.inactivity > 0 {
+		d.idle = time.AfterFunc(hooks.inactivity, func() {
+			d.inactive.Store(true)
+			_ = body.Close()
+		})
+	}
+	return d
 }
 
 // Decode reads the next event. As with client-go's decoder, the stream's
 // end between events is io.EOF, its end within one io.ErrUnexpectedEOF, and
-// a read error is returned as it is (the StreamWatcher sorts them out).
+// a read error is returned as it is (the StreamWatcher sorts them out); a
+// stream ended for inactivity ends with io.EOF.
 func (d *watchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	frame, err := d.nextFrame()
 	if err != nil {
+		if d.inactive.Load() {
+			if d.hooks.onInactive != nil {
+				d.hooks.onInactive()
+			}
+			err = io.EOF
+		}
+		d.end()
 		return "", nil, err
+	}
+	if d.idle != nil {
+		d.idle.Reset(d.hooks.inactivity)
 	}
 	return decodeEvent(frame, d.strings)
 }
 
 // Close closes the stream, which ends a Decode under way.
 func (d *watchDecoder) Close() {
+	d.end()
 	_ = d.body.Close()
+}
+
+// end stops the inactivity timer and reports the stream's end, once.
+func (d *watchDecoder) end() {
+	d.endOnce.Do(func() {
+		if d.idle != nil {
+			d.idle.Stop()
+		}
+		d.hooks.ended()
+	})
 }
 
 // nextFrame returns the bytes of the next JSON document, valid until the

@@ -56,7 +56,7 @@ type decoded struct {
 
 // decodeAll decodes events from r until an error, which it returns.
 func decodeAll(r io.Reader) ([]decoded, error) {
-	d := newWatchDecoder(io.NopCloser(r))
+	d := newWatchDecoder(io.NopCloser(r), streamHooks{})
 	var out []decoded
 	for {
 		typ, obj, err := d.Decode()
@@ -129,7 +129,7 @@ func TestWatchDecoderLargeEvent(t *testing.T) {
 	big := strings.Repeat("x", 5*watchBufferSize)
 	stream := `{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","data":{"big":"` + big + `"}}}` +
 		"\n" + bookmarkEvent
-	d := newWatchDecoder(io.NopCloser(iotest.HalfReader(strings.NewReader(stream))))
+	d := newWatchDecoder(io.NopCloser(iotest.HalfReader(strings.NewReader(stream))), streamHooks{})
 	_, obj, err := d.Decode()
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func BenchmarkWatchDecoder(b *testing.B) {
 	b.Run("watchDecoder", func(b *testing.B) {
 		b.SetBytes(int64(len(stream)))
 		for b.Loop() {
-			benchDecode(b, newWatchDecoder(io.NopCloser(strings.NewReader(stream))), 100)
+			benchDecode(b, newWatchDecoder(io.NopCloser(strings.NewReader(stream)), streamHooks{}), 100)
 		}
 	})
 	b.Run("client-go", func(b *testing.B) {

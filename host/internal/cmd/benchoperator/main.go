@@ -62,7 +62,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (required)")
 	fs.StringVar(&o.namespace, "namespace", "", "the one namespace to serve (required)")
 	fs.StringVar(&o.wasm, "wasm", "", "the module to load (required)")
-	fs.StringVar(&o.userAgent, "user-agent", "kopf-wasm", "the HTTP user agent of the Kubernetes client")
+	fs.StringVar(&o.userAgent, "user-agent", settings.Default().Kube.UserAgent, "the HTTP user agent of the Kubernetes client")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from SIGUSR1 on")
 	fs.StringVar(&o.timerLog, "timer-log", "", "write one line per timer run to this file: start (Unix ns), lateness (ns), duration (ns)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
@@ -99,17 +99,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kc, err := kube.New(cfg, kube.Options{
-		QPS: set.Kube.QPS, Burst: set.Kube.Burst, RequestTimeout: set.Kube.RequestTimeout,
-		Backoffs: set.Kube.ErrorBackoffs, UserAgent: o.userAgent, Logger: log,
-	})
+	set.Kube.UserAgent = o.userAgent
+	kc, err := kube.New(cfg, kube.Options{Settings: &set, Logger: log})
 	if err != nil {
 		return err
 	}
-	rt, err := wasmrt.New(wasmrt.Options{
-		Timeout: set.Wasm.CallTimeout, MemoryLimitPages: set.Wasm.MaxMemoryPages,
-		MaxOutputBytes: set.Wasm.MaxOutputBytes, PoolSize: set.Wasm.PoolSize, Logger: log,
-	})
+	wopts := wasmrt.OptionsFor(set.Wasm)
+	wopts.Logger = log
+	rt, err := wasmrt.New(wopts)
 	if err != nil {
 		return err
 	}
