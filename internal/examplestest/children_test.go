@@ -10,7 +10,8 @@ import (
 )
 
 // TestChildren: the parent's status lists its children, and each child Pod
-// has exactly one owner reference, to the parent, and the parent's labels.
+// has exactly one owner reference, to the parent, and the parent's labels;
+// when the parent is deleted, the garbage collector deletes the Pods.
 func TestChildren(t *testing.T) {
 	const ns = "ex-children"
 	logs := operator(t, ns, "01-children")
@@ -24,7 +25,7 @@ func TestChildren(t *testing.T) {
 	}}
 	for i := range 3 {
 		name := fmt.Sprintf("family-%d", i)
-		pod := get(t, gvr("", "v1", "pods"), ns, name)
+		pod := get(t, pods, ns, name)
 		if pod == nil {
 			t.Fatalf("pod %s does not exist", name)
 		}
@@ -36,4 +37,10 @@ func TestChildren(t *testing.T) {
 		}
 	}
 	e2etest.Eventually(t, 5*time.Second, "log", logged(logs, "child pod created", "family-2"))
+
+	begin := time.Now()
+	deleteObject(t, kopfexamples, ns, "family")
+	e2etest.Eventually(t, time.Minute, "children collected", goneAll(t, ns,
+		child{pods, "family-0"}, child{pods, "family-1"}, child{pods, "family-2"}))
+	t.Logf("the garbage collector deleted the Pods %v after the parent's deletion", time.Since(begin).Round(time.Millisecond))
 }

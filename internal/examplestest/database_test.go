@@ -22,7 +22,9 @@ var (
 
 // TestDatabase: the children exist and are owned by the Database; scaling,
 // toggling backups and deleting the Service are followed; the conditions
-// say so. No Pod runs (no kubelet): the test looks at the objects only.
+// say so; deleting the Database makes the garbage collector delete the
+// children. No Pod runs (no StatefulSet controller, no kubelet): the test
+// looks at the objects only.
 func TestDatabase(t *testing.T) {
 	const ns = "ex-database"
 	logs := operator(t, ns, "05-database")
@@ -104,4 +106,12 @@ func TestDatabase(t *testing.T) {
 	})
 	e2etest.Eventually(t, 5*time.Second, "logs", logged(logs, "database provisioning started", "msg=scaled",
 		"backups enabled", "backups disabled", "service was missing: recreated"))
+
+	// Delete: the garbage collector deletes the children (the PVC once
+	// pvc-protection has released it: no Pod uses it).
+	begin := time.Now()
+	deleteObject(t, databases, ns, "orders")
+	e2etest.Eventually(t, time.Minute, "children collected", goneAll(t, ns,
+		child{statefulsets, "orders-db"}, child{services, "orders"}, child{claims, "orders-data"}))
+	t.Logf("the garbage collector deleted the children %v after the Database's deletion", time.Since(begin).Round(time.Millisecond))
 }

@@ -4,8 +4,10 @@
 // namespace of its own, and checks what the example's README promises:
 // statuses, child objects, Events and log lines.
 //
-// The control plane has no kube-controller-manager (it is too costly to
-// build here) and no kubelet: nothing garbage-collects children and no Pod
-// ever runs, so the tests assert owner references and objects, not their
-// effects. The package has tests only.
+// The control plane runs kube-controller-manager with testenv's default
+// controllers, so the garbage collector deletes children whose parent is
+// deleted and the tests watch them go; it has no scheduler, no kubelet and
+// no workload controllers, so no Pod is ever made by a StatefulSet or ever
+// runs, and the tests look at objects, not at running Pods. The package has
+// tests only.
 package examplestest

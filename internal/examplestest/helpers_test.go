@@ -47,7 +47,9 @@ func TestMain(m *testing.M) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		env, err = testenv.New(ctx, testenv.Options{CRDPaths: paths})
+		// The controller manager's garbage collector deletes the examples'
+		// children when their parents go.
+		env, err = testenv.New(ctx, testenv.Options{CRDPaths: paths, ControllerManager: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -69,6 +71,7 @@ func gvr(group, version, plural string) schema.GroupVersionResource {
 var (
 	kopfexamples = gvr("kopf.dev", "v1", "kopfexamples")
 	configmaps   = gvr("", "v1", "configmaps")
+	pods         = gvr("", "v1", "pods")
 )
 
 // operator runs the example pkg (a package path in the examples module)
@@ -138,6 +141,37 @@ func get(t *testing.T, res schema.GroupVersionResource, ns, name string) *unstru
 		t.Fatal(err)
 	}
 	return obj
+}
+
+// deleteObject deletes an object (in the background: its dependents are
+// left to the garbage collector).
+func deleteObject(t *testing.T, res schema.GroupVersionResource, ns, name string) {
+	t.Helper()
+	if err := dyn.Resource(res).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// child names an object for goneAll.
+type child struct {
+	res  schema.GroupVersionResource
+	name string
+}
+
+// goneAll is a condition: none of the objects exists.
+func goneAll(t *testing.T, ns string, objs ...child) func() error {
+	return func() error {
+		var left []string
+		for _, o := range objs {
+			if get(t, o.res, ns, o.name) != nil {
+				left = append(left, o.res.Resource+"/"+o.name)
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("still there: %s", strings.Join(left, ", "))
+		}
+		return nil
+	}
 }
 
 // mergePatch applies a JSON merge patch to an object.
