@@ -124,6 +124,15 @@ func deleteOutcomeMatrix() []scenario {
 	return out
 }
 
+// wantStillRunning fails the scenario when the handler has already
+// returned: what follows would not test what the scenario says.
+func (s *S) wantStillRunning(name, handler string) {
+	s.Helper()
+	if done := s.rec.find(name, fmt.Sprintf("Handler '%s' ", handler)); len(done) > 0 {
+		s.Fatalf("%s returned before the test could act (%s); the machine is too slow for this scenario's 4s", handler, done[0].msg)
+	}
+}
+
 // wantDaemonStopped asserts the daemon was asked to stop once, for why.
 func (s *S) wantDaemonStopped(name, why string) {
 	s.Helper()
@@ -312,9 +321,10 @@ func deletedWhileRunningScenarios() []scenario {
 		ref: "kopf.md §1.4 (GONE), §2 (a 404 on PATCH means \"object gone\")",
 		run: func(s *S) {
 			s.start()
-			s.create("x", obj{spec: specOf(map[string]behaviour{"create_fn": blocking(2)})})
+			s.create("x", obj{spec: specOf(map[string]behaviour{"create_fn": blocking(4)})})
 			s.waitCall("x", "create_fn", "create", 0)
 			s.del("x")
+			s.wantStillRunning("x", "create_fn")
 			s.waitGone("x")
 			s.waitFor("the outcome's write", func() error {
 				if got := s.suite.audit.summary(s.ns, "x"); got != "patch/status!404=1" {
@@ -334,9 +344,10 @@ func deletedWhileRunningScenarios() []scenario {
 		ref: "kopf.md §1.4, §3.9",
 		run: func(s *S) {
 			s.start()
-			s.create("x", obj{annotations: on("delete-required"), spec: specOf(map[string]behaviour{"create_fn": blocking(2)})})
+			s.create("x", obj{annotations: on("delete-required"), spec: specOf(map[string]behaviour{"create_fn": blocking(4)})})
 			s.waitCall("x", "create_fn", "create", 0)
 			s.del("x")
+			s.wantStillRunning("x", "create_fn")
 			s.waitGone("x")
 			s.quiet()
 			s.wantCalls("x", "create_fn create 0", "delete_fn delete 0")
@@ -349,10 +360,11 @@ func deletedWhileRunningScenarios() []scenario {
 		ref: "kopf.md §1.4, §3.9",
 		run: func(s *S) {
 			s.start()
-			s.createHandled("x", obj{annotations: on("delete-required"), spec: specOf(map[string]behaviour{"update_fn": blocking(2)})})
+			s.createHandled("x", obj{annotations: on("delete-required"), spec: specOf(map[string]behaviour{"update_fn": blocking(4)})})
 			s.patch("x", `{"spec":{"step":2}}`)
 			s.waitCall("x", "update_fn", "update", 0)
 			s.del("x")
+			s.wantStillRunning("x", "update_fn")
 			s.waitGone("x")
 			s.quiet()
 			s.wantCalls("x", "create_fn create 0", "update_fn update 0", "delete_fn delete 0")

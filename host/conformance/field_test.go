@@ -126,7 +126,7 @@ func fieldScenarios() []scenario {
 		departure: departureNoTouch,
 		run: func(s *S) {
 			s.start()
-			s.createHandled("x", obj{spec: specOf(map[string]behaviour{"field_fn": temporary(2, 1.5)})})
+			s.createHandled("x", obj{spec: specOf(map[string]behaviour{"field_fn": temporary(2, 2.5)})})
 			s.patch("x", `{"spec":{"field":"a"}}`)
 			s.waitRecord("x", field, record{Purpose: "update", Retries: 1, Delayed: true})
 			s.patch("x", `{"spec":{"step":2}}`)

@@ -68,9 +68,10 @@ func restartScenarios() []scenario {
 		departure: departureNoTouch,
 		run: func(s *S) {
 			first := s.start()
-			s.create("x", obj{annotations: on("resume"), spec: specOf(map[string]behaviour{"create_fn": temporary(2, 1.5)})})
+			s.create("x", obj{annotations: on("resume"), spec: specOf(map[string]behaviour{"create_fn": temporary(2, 2.5)})})
 			s.waitRecord("x", "create_fn", record{Purpose: "create", Retries: 1, Delayed: true})
 			first.stop()
+			s.wantCalls("x", "create_fn create 0") // stopped mid-retry
 			s.start()
 			s.waitHandled("x")
 			s.quiet()
@@ -88,10 +89,11 @@ func restartScenarios() []scenario {
 		departure: departureNoTouch,
 		run: func(s *S) {
 			first := s.start()
-			s.createHandled("x", obj{annotations: on("resume"), spec: specOf(map[string]behaviour{"update_fn": temporary(2, 1.5)})})
+			s.createHandled("x", obj{annotations: on("resume"), spec: specOf(map[string]behaviour{"update_fn": temporary(2, 2.5)})})
 			s.patch("x", `{"spec":{"step":2}}`)
 			s.waitRecord("x", "update_fn", record{Purpose: "update", Retries: 1, Delayed: true})
 			first.stop()
+			s.wantCalls("x", "create_fn create 0", "update_fn update 0") // stopped mid-retry
 			s.start()
 			s.waitHandled("x")
 			s.quiet()
@@ -178,10 +180,11 @@ func restartScenarios() []scenario {
 		departure: departureNoTouch,
 		run: func(s *S) {
 			first := s.start()
-			s.createHandled("x", obj{annotations: on("delete-required"), spec: specOf(map[string]behaviour{"delete_fn": temporary(2, 1.5)})})
+			s.createHandled("x", obj{annotations: on("delete-required"), spec: specOf(map[string]behaviour{"delete_fn": temporary(2, 2.5)})})
 			s.del("x")
 			s.waitRecord("x", "delete_fn", record{Purpose: "delete", Retries: 1, Delayed: true})
 			first.stop()
+			s.wantCalls("x", "create_fn create 0", "delete_fn delete 0") // stopped mid-retry
 			s.start()
 			s.waitGone("x")
 			s.quiet()

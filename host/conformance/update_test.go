@@ -77,7 +77,7 @@ func updateScenarios() []scenario {
 		departure: departureNoTouch,
 		run: func(s *S) {
 			s.start()
-			s.createHandled("x", obj{spec: specOf(map[string]behaviour{"update_fn": temporary(2, 1.5)})})
+			s.createHandled("x", obj{spec: specOf(map[string]behaviour{"update_fn": temporary(2, 2.5)})})
 			s.patch("x", `{"spec":{"step":2}}`)
 			s.waitRecord("x", "update_fn", record{Purpose: "update", Retries: 1, Delayed: true, Message: "fails at retry 0"})
 			s.patch("x", `{"spec":{"step":3}}`)
@@ -102,7 +102,7 @@ func updateScenarios() []scenario {
 		departure: departureNoTouch,
 		run: func(s *S) {
 			s.start()
-			s.create("x", obj{spec: specOf(map[string]behaviour{"create_fn": temporary(2, 1.5)})})
+			s.create("x", obj{spec: specOf(map[string]behaviour{"create_fn": temporary(2, 2.5)})})
 			s.waitRecord("x", "create_fn", record{Purpose: "create", Retries: 1, Delayed: true})
 			s.patch("x", `{"spec":{"step":2}}`)
 			s.waitHandled("x")
