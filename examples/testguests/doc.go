@@ -7,8 +7,9 @@
 // The runtime's guests (good, misbehave, hostcalls, extism, noexport,
 // wrongabi, badmanifest, manifestjson) are written with raw go-pdk and the abi
 // package, not the guest SDK, so that they exercise the runtime alone; the
-// guests of the reactor's tests and of the benchmarks (reactor, spawning,
-// spawnbench, reloadv1, reloadv2) use the SDK. Each sub-directory is a
+// guests of the reactor's tests, of the Kopf conformance suite and of the
+// benchmarks (reactor, conformance, spawning, spawnbench, reloadv1,
+// reloadv2) use the SDK. Each sub-directory is a
 // package main built with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/wasm/<name>.wasm ./testguests/<name>
