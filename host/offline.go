@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -52,8 +53,8 @@ type Invocation struct {
 }
 
 // Invoke calls one handler of a module offline, with no cluster, and returns
-// its response. The request is built as the operator builds it (see
-// [BuildRequest]); host functions that need a cluster (Kubernetes requests,
+// its response. The request is built by the code the operator uses, from
+// the cause the operator would detect between Old and Object; host functions that need a cluster (Kubernetes requests,
 // Events, index look-ups) answer 501 "not available". A failure of the
 // module itself (a trap, a timeout, bad output) is the error.
 func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, error) {
@@ -77,15 +78,22 @@ func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("module %s: %w", inv.Module, err)
 	}
-	req, err := buildRequest(spec, inv.Object, inv.Old, inv.Settings.Persistence.Prefix)
+	h, in, err := offlineCall(mod.Manifest().Module.Name, spec, inv.Object, inv.Old, inv.Settings.Persistence.Prefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := mod.Handle(ctx, req, wasmrt.NoHost{})
-	if err != nil {
-		return req, nil, fmt.Errorf("handler %s: %w", inv.Handler, err)
+	exec := execution.New(execution.Options{
+		Modules:  func(string) execution.Module { return mod },
+		Settings: *inv.Settings, Logger: inv.Logger,
+	})
+	r, err := exec.Call(ctx, h, in, execution.CallOptions{Host: wasmrt.NoHost{}})
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("handler %s: %w", inv.Handler, err)
+	case r.CallErr != nil:
+		return r.Request, nil, fmt.Errorf("handler %s: %w", inv.Handler, r.CallErr)
 	}
-	return req, resp, nil
+	return r.Request, r.Response, nil
 }
 
 // findHandler returns the handler with the id, or an error that lists the
@@ -105,5 +113,5 @@ func findHandler(m abi.Manifest, id string) (abi.HandlerSpec, error) {
 	return abi.HandlerSpec{}, fmt.Errorf("%w %q: the module has %s", ErrNoHandler, id, strings.Join(ids, ", "))
 }
 
-// now is the clock of buildRequest, a test seam.
+// now is the clock of offline calls, a test seam.
 var now = time.Now

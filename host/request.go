@@ -1,106 +1,98 @@
 package host
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 )
 
-// buildRequest builds the request the operator would send to the handler
-// spec about object (JSON), with old (JSON or nil) as its previous state.
-// It is a simplified cycle, good for trying a handler offline:
+// offlineCall is what `kopf-wasm invoke` hands the execution layer: the
+// handler of spec and its input about object (JSON), with old (JSON or
+// nil) as the object's previous state. The request itself is built by
+// execution.Request, the code the operator uses; what differs offline is
+// only where the input comes from:
 //
-//   - changing handlers get the reason of their kind (field handlers:
-//     create without old, update with it), old and new diff-base essences
-//     (the object without status and most of its metadata, as Kopf stores
-//     it; field handlers get the field's values) and Kopf's diff of them;
-//     retry 0, started now;
+//   - changing handlers get the cause the operator would detect from the
+//     two states (registry.DetectCause on the diff-base essences that
+//     persistence builds), with the reason of their kind (field handlers:
+//     create without old, update with it); retry 0, started now;
 //   - event handlers get an ADDED event (MODIFIED with old);
 //   - validate and mutate handlers get a CREATE admission request (UPDATE
-//     with old), with the bodies as old and new;
+//     with old);
 //   - startup, cleanup and probe handlers get no object;
 //   - timers, daemons and index handlers get the object only.
 //
-// Memos and indices are empty; there are no progress records.
-func buildRequest(spec abi.HandlerSpec, object, old []byte, prefix string) (*abi.Request, error) {
-	req := &abi.Request{Handler: spec.ID, Kind: spec.Kind, Param: spec.Options.Param, Started: now().UTC()}
+// Memos and indices are empty; there are no stored progress records.
+func offlineCall(module string, spec abi.HandlerSpec, object, old []byte, prefix string) (*registry.Handler, execution.Input, error) {
+	in := execution.Input{Now: now().UTC()}
 	if spec.Kind.IsActivity() {
-		req.Activity = spec.Kind
-		return req, nil
+		h, err := registry.NewHandler(module, spec, abi.ResourceRef{})
+		in.Record = persistence.NewRecord("", in.Now)
+		return h, in, err
 	}
 	body, err := decodeObject("object", object)
 	if err != nil {
-		return nil, err
+		return nil, in, err
 	}
 	var before map[string]any
 	if old != nil {
 		if before, err = decodeObject("old object", old); err != nil {
-			return nil, err
+			return nil, in, err
 		}
 	}
-	req.Body = object
-	req.Name = objects.GetString(body, objects.Path{"metadata", "name"})
-	req.Namespace = objects.GetString(body, objects.Path{"metadata", "namespace"})
-	req.UID = objects.GetString(body, objects.Path{"metadata", "uid"})
-	req.Resource = resourceRef(spec.Resource, body)
+	ref := resourceRef(spec.Resource, body)
+	h, err := registry.NewHandler(module, spec, ref)
+	if err != nil {
+		return nil, in, err
+	}
+	in.Subject = execution.NewSubject(ref, false, &unstructured.Unstructured{Object: body})
 	switch {
 	case spec.Kind.IsChanging():
-		err = fillChange(req, spec, body, before, prefix)
+		cause, err := offlineCause(h, body, before, prefix)
+		if err != nil {
+			return nil, in, err
+		}
+		in.Cause = cause
 	case spec.Kind == abi.KindEvent:
-		req.Event = &abi.WatchEvent{Type: "ADDED", Object: object}
+		in.Event = &execution.EventInput{Type: "ADDED"}
 		if old != nil {
-			req.Event.Type = "MODIFIED"
+			in.Event.Type = "MODIFIED"
 		}
 	case spec.Kind.IsWebhook():
-		req.Admission = &abi.AdmissionRequest{UID: "kopf-wasm-invoke", Operation: "CREATE"}
-		req.Old, req.New = old, object
+		in.Admission = &execution.AdmissionInput{Request: abi.AdmissionRequest{UID: "kopf-wasm-invoke", Operation: "CREATE"}, Old: before}
 		if old != nil {
-			req.Admission.Operation = "UPDATE"
+			in.Admission.Request.Operation = "UPDATE"
 		}
-		req.Diff, err = objects.Compare(mapOrNil(before), body).ABI()
 	}
+	in.Record = persistence.NewRecord(reasonOf(spec.Kind, before != nil), in.Now)
+	return h, in, nil
+}
+
+// offlineCause detects the cause between two states as the operator does,
+// with the reason of the handler's kind.
+func offlineCause(h *registry.Handler, body, before map[string]any, prefix string) (*registry.Cause, error) {
+	storage, err := persistence.New(persistence.Options{Prefix: prefix, Finalizer: prefix + "/KopfFinalizerMarker"})
 	if err != nil {
 		return nil, err
 	}
-	return req, nil
-}
-
-// fillChange sets the reason, old, new and diff of a changing handler.
-func fillChange(req *abi.Request, spec abi.HandlerSpec, body, before map[string]any, prefix string) error {
-	storage, err := persistence.New(persistence.Options{Prefix: prefix, Finalizer: prefix + "/KopfFinalizerMarker"})
-	if err != nil {
-		return err
-	}
 	var extra []objects.Path
-	var field objects.Path
-	if spec.Filters.Field != "" {
-		field = objects.ParsePath(spec.Filters.Field)
-		extra = append(extra, field)
+	if h.Field != nil {
+		extra = append(extra, h.Field)
 	}
-	newEssence := any(storage.Essence(body, extra))
-	var oldEssence any
+	in := registry.CauseInput{Body: body, Finalizer: storage.Finalizer(), New: storage.Essence(body, extra)}
 	if before != nil {
-		oldEssence = storage.Essence(before, extra)
+		in.Old = storage.Essence(before, extra)
 	}
-	diff := objects.Compare(oldEssence, newEssence)
-	req.Reason = reasonOf(spec.Kind, before != nil)
-	if field != nil {
-		oldEssence, _ = objects.Get(oldEssence, field)
-		newEssence, _ = objects.Get(newEssence, field)
-		diff = diff.Reduce(field)
-	}
-	if req.Old, err = rawOrNil(oldEssence); err != nil {
-		return err
-	}
-	if req.New, err = rawOrNil(newEssence); err != nil {
-		return err
-	}
-	req.Diff, err = diff.ABI()
-	return err
+	cause := registry.DetectCause(in)
+	cause.Reason = reasonOf(h.Kind(), before != nil)
+	return &cause, nil
 }
 
 func reasonOf(kind abi.HandlerKind, hasOld bool) abi.Reason {
@@ -122,8 +114,8 @@ func reasonOf(kind abi.HandlerKind, hasOld bool) abi.Reason {
 
 // resourceRef is the handler's selector completed from the object's
 // apiVersion and kind; the object is namespaced when it names a namespace.
-func resourceRef(sel *abi.ResourceSelector, body map[string]any) *abi.ResourceRef {
-	ref := &abi.ResourceRef{}
+func resourceRef(sel *abi.ResourceSelector, body map[string]any) abi.ResourceRef {
+	var ref abi.ResourceRef
 	if sel != nil {
 		ref.Group, ref.Version, ref.Plural = sel.Group, sel.Version, sel.Name
 	}
@@ -145,18 +137,4 @@ func decodeObject(what string, data []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("the %s is not a JSON object: give a Kubernetes object as YAML or JSON", what)
 	}
 	return m, nil
-}
-
-func rawOrNil(v any) (json.RawMessage, error) {
-	if v == nil {
-		return nil, nil
-	}
-	return objects.Encode(v)
-}
-
-func mapOrNil(m map[string]any) any {
-	if m == nil {
-		return nil
-	}
-	return m
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 )
 
 const (
@@ -15,7 +16,7 @@ const (
 		"spec":{"field":"b","n":1}}`
 )
 
-func TestBuildRequest(t *testing.T) {
+func TestOfflineRequest(t *testing.T) {
 	defer func(old func() time.Time) { now = old }(now)
 	now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	sel := &abi.ResourceSelector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
@@ -68,7 +69,7 @@ func TestBuildRequest(t *testing.T) {
 			if tt.old != "" {
 				old = []byte(tt.old)
 			}
-			req, err := buildRequest(tt.spec, []byte(tt.obj), old, "kopf.zalando.org")
+			req, err := offlineRequest(tt.spec, []byte(tt.obj), old)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,13 +92,23 @@ func TestBuildRequest(t *testing.T) {
 	}
 }
 
-func TestBuildRequestBadObject(t *testing.T) {
+func TestOfflineRequestBadObject(t *testing.T) {
 	spec := abi.HandlerSpec{ID: "c", Kind: abi.KindCreate}
 	for _, obj := range []string{`[1]`, `null`, `{`} {
-		if _, err := buildRequest(spec, []byte(obj), nil, "kopf.zalando.org"); err == nil {
+		if _, err := offlineRequest(spec, []byte(obj), nil); err == nil {
 			t.Errorf("object %s: want an error", obj)
 		}
 	}
+}
+
+// offlineRequest is the request of an offline call, as the execution layer
+// builds it.
+func offlineRequest(spec abi.HandlerSpec, obj, old []byte) (*abi.Request, error) {
+	h, in, err := offlineCall("m", spec, obj, old, "kopf.zalando.org")
+	if err != nil {
+		return nil, err
+	}
+	return execution.Request(h, in)
 }
 
 func compactEqual(t *testing.T, what, got, want string) {

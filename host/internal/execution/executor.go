@@ -86,9 +86,15 @@ func (e *Executor) Limits(h *registry.Handler) Limits {
 type Result struct {
 	// Step is the classified outcome with the handler's new record.
 	Step Step
+	// Request is what the handler was called with (nil when it was not
+	// called: a limit was reached).
+	Request *abi.Request
 	// Response is the guest's response; nil when the handler was not
-	// called (a limit was reached) or the call failed.
+	// called or the call failed.
 	Response *abi.Response
+	// CallErr is the module's own failure (a trap, a timeout, bad output),
+	// which the step counts as the handler's arbitrary error.
+	CallErr error
 }
 
 // CallOptions vary how [Executor.Call] calls.
@@ -140,7 +146,8 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	if resp != nil {
 		out = resp.Outcome
 	}
-	return Result{Step: Classify(limits, in.Record, e.opts.Clock.Now(), out, err), Response: resp}, nil
+	step := Classify(limits, in.Record, e.opts.Clock.Now(), out, err)
+	return Result{Step: step, Request: req, Response: resp, CallErr: err}, nil
 }
 
 // Fold merges a call's patch into p, and its result into

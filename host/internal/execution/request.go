@@ -24,6 +24,9 @@ type Input struct {
 	// Event is the watch event of an event handler: its type ("" for the
 	// initial listing, as Kopf's None) and object (the Subject's).
 	Event *EventInput
+	// Admission is the admission review of a validating or mutating
+	// handler.
+	Admission *AdmissionInput
 	// Filter makes the request a callback filter's (abi.CallWhen) rather
 	// than a handler's.
 	Filter bool
@@ -34,6 +37,14 @@ type Input struct {
 // EventInput is the watch event an event handler sees.
 type EventInput struct {
 	Type string
+}
+
+// AdmissionInput is what a webhook handler sees of an admission review:
+// the request's fields and the old object (nil on CREATE); the new object
+// is the Subject's.
+type AdmissionInput struct {
+	Request abi.AdmissionRequest
+	Old     map[string]any
 }
 
 // Request builds the request of a call of h: the only place in the host
@@ -63,6 +74,9 @@ func Request(h *registry.Handler, in Input) (*abi.Request, error) {
 			req.Event = &abi.WatchEvent{Type: in.Event.Type, Object: raw}
 		}
 	}
+	if in.Admission != nil {
+		return req, admissionKwargs(req, in)
+	}
 	if in.Cause == nil {
 		return req, nil
 	}
@@ -85,6 +99,28 @@ func changeKwargs(req *abi.Request, h *registry.Handler, c *registry.Cause) erro
 		return err
 	}
 	req.Diff, err = diff.ABI()
+	return err
+}
+
+// admissionKwargs sets the admission request and, as Kopf passes them to
+// webhooks, old and new as whole bodies and their diff.
+func admissionKwargs(req *abi.Request, in Input) error {
+	ar := in.Admission.Request
+	req.Admission = &ar
+	var old any
+	if in.Admission.Old != nil {
+		old = in.Admission.Old
+	}
+	var err error
+	if req.Old, err = rawOrNil(old); err != nil {
+		return err
+	}
+	var body any
+	if in.Subject != nil {
+		req.New = req.Body
+		body = in.Subject.Object.Object
+	}
+	req.Diff, err = objects.Compare(old, body).ABI()
 	return err
 }
 

@@ -29,6 +29,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	obj, ok := s.watch.Get(key.namespace, key.name)
 	if !ok {
 		events := o.mem.take(key) // gone: deleted and released
+		o.queue.Forget(key)
 		o.spawner.Forget(spawning.Key{Resource: key.resource, Namespace: key.namespace, Name: key.name})
 		o.runEventHandlers(ctx, s.res, events, nil)
 		return
@@ -49,8 +50,11 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		o.throttle(key, obj, err)
 		return
 	}
+	if o.limiter.NumRequeues(key) > 0 {
+		o.log.Info("Throttling is over. Switching back to normal operations.", execution.ObjectAttrs(obj)...)
+		o.queue.Forget(key)
+	}
 	o.mem.with(key, func(m *memory) {
-		m.failures = 0
 		if out.patched != "" {
 			m.pending, m.since, m.released = out.patched, time.Now(), out.released
 		}
@@ -62,16 +66,10 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	}
 }
 
-// throttle delays the object after a framework error (Kopf's error delays).
+// throttle delays the object after a framework error by Kopf's error
+// delays (the queue's rate limiter); other objects go on.
 func (o *Operator) throttle(key objectKey, obj *unstructured.Unstructured, err error) {
-	delays := o.opts.Settings.Queueing.ErrorDelays
-	delay := time.Second
-	o.mem.with(key, func(m *memory) {
-		if len(delays) > 0 {
-			delay = delays[min(m.failures, len(delays)-1)]
-		}
-		m.failures++
-	})
+	delay := o.limiter.When(key)
 	o.log.Error(fmt.Sprintf("Throttling for %s due to an unexpected error: %v", delay, err), execution.ObjectAttrs(obj)...)
 	o.queue.AddAfter(key, delay)
 }
@@ -153,7 +151,7 @@ type cyc struct {
 	delay       time.Duration
 	again       bool // a handler is due again at once
 	handledOnce bool
-	running     int // timers and daemons still running on a deleted object
+	running     int  // timers and daemons still running on a deleted object
 	finished    int  // handlers that finished (succeeded or failed for good) in this cycle
 	released    bool // the patch removes our finalizer from an object marked for deletion
 }

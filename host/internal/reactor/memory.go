@@ -38,8 +38,6 @@ type memory struct {
 	// strictly newer version (the object held by another finalizer) or its
 	// deletion counts as caught up (Kopf's "~which~never~arrives").
 	released bool
-	// failures counts consecutive framework errors, for throttling.
-	failures int
 	// events waiting for the object's event handlers.
 	events []kube.Event
 	// essence is the essence of the last state seen, encoded, for objects

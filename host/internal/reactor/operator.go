@@ -76,7 +76,10 @@ type Operator struct {
 	// pruning holds the resources whose status drops the diff-base.
 	pruning sync.Map
 	mem     *memories
-	queue   workqueue.TypedDelayingInterface[objectKey]
+	// queue hands objects to the workers; limiter is its rate limiter,
+	// Kopf's error delays for objects whose processing failed.
+	queue   workqueue.TypedRateLimitingInterface[objectKey]
+	limiter *errorDelays
 
 	// exec calls every handler (execution layer).
 	exec *execution.Executor
@@ -126,9 +129,11 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	}
 	o := &Operator{
 		opts: opts, kube: opts.Kube, log: opts.Logger, storage: storage, annotated: annotated, mem: newMemories(),
-		served: map[string]*served{},
-		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[objectKey]{Name: "kopf-wasm"}),
+		served:  map[string]*served{},
+		limiter: newErrorDelays(opts.Settings.Queueing.ErrorDelays),
 	}
+	o.queue = workqueue.NewTypedRateLimitingQueueWithConfig[objectKey](o.limiter,
+		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kopf-wasm"})
 	o.exec = execution.New(execution.Options{
 		Modules: o.module, Cluster: o.kube, Settings: opts.Settings, Logger: o.log,
 	})

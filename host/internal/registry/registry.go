@@ -86,8 +86,11 @@ func New(manifests []abi.Manifest, resolve ResolveFunc) (*Registry, error) {
 	return r, nil
 }
 
-func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveFunc) error {
-	h := &Handler{Module: module, Spec: spec, Field: objects.ParsePath(spec.Filters.Field)}
+// NewHandler returns the handler of module declared by spec, serving
+// resource ref (zero for activities), outside any registry: for offline
+// calls.
+func NewHandler(module string, spec abi.HandlerSpec, ref abi.ResourceRef) (*Handler, error) {
+	h := &Handler{Module: module, Spec: spec, Resource: ref, Field: objects.ParsePath(spec.Filters.Field)}
 	var err error
 	if h.value, err = decodeValueFilter(spec.Filters.Value); err == nil {
 		if h.old, err = decodeValueFilter(spec.Filters.Old); err == nil {
@@ -95,7 +98,15 @@ func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveFunc)
 		}
 	}
 	if err != nil {
-		return &InvalidHandlerError{Module: module, Handler: spec.ID, Err: err}
+		return nil, &InvalidHandlerError{Module: module, Handler: spec.ID, Err: err}
+	}
+	return h, nil
+}
+
+func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveFunc) error {
+	h, err := NewHandler(module, spec, abi.ResourceRef{})
+	if err != nil {
+		return err
 	}
 	if spec.Kind.IsActivity() {
 		r.handlers = append(r.handlers, h)
