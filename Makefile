@@ -15,7 +15,8 @@
 # Also: `make demo` (hack/demo.sh: builds everything, starts the local control
 # plane, runs the example operator on an example object, shows the result,
 # stops everything), `make cli` (bin/kopf-wasm) and `make docs` (rewrites
-# docs/cli.md from the command tree; `make test` fails when it is stale).
+# docs/cli.md from the command tree and docs/settings.md from host/settings;
+# `make test` fails when either is stale).
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -125,6 +126,7 @@ cli: check-go
 
 docs: check-go
 	$(GO) test -count=1 -run '^TestCLIDocs$$' ./cmd/kopf-wasm/internal/app -update
+	$(GO) test -count=1 -run '^TestSettingsDocs$$' ./host/settings -update
 
 # The kopfexamples benchmark (internal/cmd/bench, issue 4): kopf-wasm beside a
 # hand-written controller-runtime controller, in one run on one local control

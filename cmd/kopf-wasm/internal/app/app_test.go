@@ -74,6 +74,9 @@ func TestBadInput(t *testing.T) {
 	notObject := writeFile(t, dir, "list.yaml", "- a\n- b\n")
 	nonEmpty := t.TempDir()
 	writeFile(t, nonEmpty, "x", "")
+	unknownKey := writeFile(t, dir, "unknown.yaml", "execution:\n  wrokers: 2\n")
+	wrongType := writeFile(t, dir, "type.yaml", "execution:\n  workers: many\n")
+	outOfRange := writeFile(t, dir, "range.yaml", "execution:\n  workers: 0\n")
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -92,6 +95,16 @@ func TestBadInput(t *testing.T) {
 		{name: "bad log format", args: []string{"run", "--log-format", "xml", good}, code: 2, want: "unknown log format"},
 		{name: "bad namespace pattern", args: []string{"run", "-n", "[a", "--kubeconfig", unreachable, good}, code: 2, want: "[a"},
 		{name: "bad liveness", args: []string{"run", "-L", "8080", "--kubeconfig", unreachable, good}, code: 2, want: "http://0.0.0.0:8080/healthz"},
+		{name: "config with an unknown key", args: []string{"run", "--config", unknownKey, "--kubeconfig", unreachable, good}, code: 2,
+			want: "Error: config " + unknownKey + ": execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons)"},
+		{name: "config with a wrong type", args: []string{"run", "--config", wrongType, "--kubeconfig", unreachable, good}, code: 2,
+			want: "Error: config " + wrongType + `: execution.workers: want an integer, got "many"`},
+		{name: "config with a value out of range", args: []string{"run", "--config", outOfRange, "--kubeconfig", unreachable, good}, code: 2,
+			want: "Error: config " + outOfRange + ": execution.workers: must be at least 1, got 0"},
+		{name: "config from the environment", env: map[string]string{"KOPF_WASM_CONFIG": outOfRange},
+			args: []string{"run", "--kubeconfig", unreachable, good}, code: 2, want: "execution.workers: must be at least 1"},
+		{name: "missing config", args: []string{"run", "--config", filepath.Join(dir, "nope.yaml"), good}, code: 2,
+			want: "config " + filepath.Join(dir, "nope.yaml") + ": open"},
 		{name: "missing kubeconfig", args: []string{"run", "--kubeconfig", filepath.Join(dir, "nope"), good}, code: 1,
 			want: "does not exist; pass a readable kubeconfig"},
 		{name: "unreadable kubeconfig", args: []string{"run", "--kubeconfig", garbage, good}, code: 1, want: "kubeconfig"},

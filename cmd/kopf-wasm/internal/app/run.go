@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
 	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/option"
 	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
@@ -20,6 +21,8 @@ type runOptions struct {
 	liveness string
 	// moduleResources serves the modules of Module resources too.
 	moduleResources bool
+	// config is a YAML file of settings.
+	config string
 }
 
 const runLong = `Run an operator: load the modules, connect to the cluster and serve the
@@ -38,14 +41,21 @@ probes load but are not run yet). Peering is not implemented: the host runs
 as Kopf's --standalone does, and -P/--peering and -p/--priority are refused.
 
 Module files are checked every second and modules served by an OCI tag every
-30 seconds: a new version is loaded in the background and swapped in between
-processing cycles; one that does not load leaves the old one serving. With
+30 seconds (settings modules.reloadInterval and modules.tagPollInterval): a
+new version is loaded in the background and swapped in between processing
+cycles; one that does not load leaves the old one serving. With
 --module-resources the host also serves the modules that Module resources
 (kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name, and MODULE
 arguments become optional.
 
 Compiled modules are cached in $KOPF_WASM_CACHE/wasm (default
 ~/.cache/kopf-wasm/wasm), so the next start skips the compilation.
+
+--config reads the operator's settings (workers, timeouts, retries, watch
+and wasm limits, Kopf's annotation prefix, ...) from a YAML file whose keys
+are those of docs/settings.md, e.g. "execution: {workers: 32}"; keys left out
+keep their defaults, and $KOPF_WASM_CACHE wins over wasm.cacheDir. An
+unknown key or a bad value stops the command before it starts anything.
 
 Example - Serve the example module in the namespace "default":
   kopf-wasm run -n default bin/wasm/kopfexample.wasm
@@ -57,7 +67,10 @@ Example - Serve every module of a folder in the whole cluster, with JSON logs:
   kopf-wasm run -A --log-format json ./modules/
 
 Example - Serve namespaces "team-*" except "team-test", with a liveness endpoint:
-  kopf-wasm run -n 'team-*,!team-test' -L http://0.0.0.0:8080/healthz handlers.wasm`
+  kopf-wasm run -n 'team-*,!team-test' -L http://0.0.0.0:8080/healthz handlers.wasm
+
+Example - Serve with the settings of a file:
+  kopf-wasm run -A --config settings.yaml handlers.wasm`
 
 func runCmd(g *globals) *cobra.Command {
 	var o runOptions
@@ -82,8 +95,10 @@ func runCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s := settings.Default()
-			s.Wasm.CacheDir = wasmCacheDir()
+			s, err := runSettings(o.config)
+			if err != nil {
+				return err
+			}
 			return host.Run(cmd.Context(), host.Options{
 				Modules: modules, Kubeconfig: o.Kubeconfig, Context: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
@@ -101,19 +116,36 @@ func runCmd(g *globals) *cobra.Command {
 		"serve a liveness endpoint at this URL, e.g. http://0.0.0.0:8080/healthz (200 while the operator runs)")
 	fs.BoolVar(&o.moduleResources, "module-resources", false,
 		"also serve the modules named by Module resources (kopf-wasm.dev/v1) in the cluster")
+	fs.StringVar(&o.config, "config", "",
+		"read the settings from this YAML file (keys and defaults: docs/settings.md)")
 	return cmd
 }
 
-// wasmCacheDir is where compiled modules are kept: $KOPF_WASM_CACHE/wasm,
-// else the user's cache folder; "" (no disk cache) when neither is known.
-func wasmCacheDir() string {
-	root := os.Getenv("KOPF_WASM_CACHE")
-	if root == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return ""
+// runSettings are the settings of run: the defaults, with the compile cache
+// in the user's cache folder, then the config file (when named), then the
+// environment ($KOPF_WASM_CACHE). A config file that cannot be read or
+// holds a bad key or value is a usage error naming the key.
+func runSettings(config string) (settings.Settings, error) {
+	s := settings.Default()
+	s.Wasm.CacheDir = userWasmCacheDir()
+	if config != "" {
+		var err error
+		if s, err = settings.ReadFile(config, s); err != nil {
+			return s, clierr.Usagef(err, "")
 		}
-		root = filepath.Join(dir, "kopf-wasm")
 	}
-	return filepath.Join(root, "wasm")
+	if root := os.Getenv("KOPF_WASM_CACHE"); root != "" {
+		s.Wasm.CacheDir = filepath.Join(root, "wasm")
+	}
+	return s, nil
+}
+
+// userWasmCacheDir is the default folder of compiled modules, in the
+// user's cache folder; "" (no disk cache) when that is not known.
+func userWasmCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "kopf-wasm", "wasm")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,6 +35,10 @@ func TestRunE2E(t *testing.T) {
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
 	t.Setenv("KOPF_WASM_NAMESPACE", "default") // -n from the environment
 	liveness := "http://" + freeAddr(t) + "/healthz"
+	config := filepath.Join(t.TempDir(), "settings.yaml")
+	if err := os.WriteFile(config, []byte("execution:\n  workers: 4\nposting:\n  eventNamePrefix: run-e2e-\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -41,7 +46,7 @@ func TestRunE2E(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &stdout, Err: &stderr},
-			[]string{"run", "--kubeconfig", env.Kubeconfig, "--standalone", "-L", liveness, "--log-format", "plain", mod})
+			[]string{"run", "--kubeconfig", env.Kubeconfig, "--standalone", "-L", liveness, "--log-format", "plain", "--config", config, mod})
 	}()
 
 	dyn, err := dynamic.NewForConfig(env.Config)
