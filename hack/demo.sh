@@ -2,13 +2,16 @@
 # hack/demo.sh — kopf-wasm's first five minutes, non-interactively (`make demo`):
 #   1. builds the CLI (bin/kopf-wasm), the devcluster command and, with
 #      `kopf-wasm build`, the example module (bin/wasm/kopfexample.wasm);
-#   2. starts the local control plane (etcd + kube-apiserver, built by
-#      hack/controlplane/build.sh) in the background and waits for it;
-#   3. installs the KopfExample CRD, runs `kopf-wasm run` with the example
-#      module in the background, creates an example object;
-#   4. prints the create handler's result from the object's status and the
-#      operator's log, deletes the object (the delete handler runs, the
-#      finalizer goes), and stops everything, also on failure or Ctrl-C.
+#   2. starts the local control plane (etcd + kube-apiserver +
+#      kube-controller-manager, built by hack/controlplane/build.sh) with the
+#      KopfExample CRD in the background and waits for it;
+#   3. runs `kopf-wasm run` with the example module in the background,
+#      creates an example object;
+#   4. prints the create handler's result from the object's status, gives the
+#      object a child ConfigMap (an ownerReference to it), deletes the object
+#      (the delete handler runs, the finalizer goes), watches the garbage
+#      collector delete the child, prints the operator's log, and stops
+#      everything, also on failure or Ctrl-C.
 # Needs Go, kubectl and bash; the control plane build is cached after the
 # first run (several minutes on two cores).
 set -euo pipefail
@@ -55,8 +58,11 @@ $GO build -o bin/devcluster ./internal/cmd/devcluster
 bin/kopf-wasm build examples/kopfexample -o bin/wasm/kopfexample.wasm
 bin/kopf-wasm inspect bin/wasm/kopfexample.wasm
 
-say "start the local control plane (etcd + kube-apiserver)"
-bin/devcluster -kubeconfig "$kubeconfig" >"$work/devcluster.out" 2>"$work/devcluster.log" &
+# The CRD is installed before kube-controller-manager starts, so that its
+# garbage collector watches KopfExamples from the start (it picks up CRDs
+# created later only on its 30-second resync).
+say "start the local control plane (etcd + kube-apiserver + kube-controller-manager) with the KopfExample CRD"
+bin/devcluster -kubeconfig "$kubeconfig" examples/crd.yaml >"$work/devcluster.out" 2>"$work/devcluster.log" &
 cluster_pid=$!
 for _ in $(seq 1 900); do
   [ -s "$work/devcluster.out" ] && break
@@ -65,10 +71,8 @@ for _ in $(seq 1 900); do
 done
 [ -s "$work/devcluster.out" ] || fail "no kubeconfig from the control plane after 180s"
 k version 2>/dev/null | sed 's/^/   /' || true
-
-say "install the KopfExample CRD"
-k apply -f examples/crd.yaml
-k wait --for condition=established --timeout=60s crd/kopfexamples.kopf.dev
+sed 's/^/   /' "$work/devcluster.log"
+k get crd kopfexamples.kopf.dev
 
 say "run the operator: kopf-wasm run -n $NS bin/wasm/kopfexample.wasm (in the background)"
 bin/kopf-wasm run --kubeconfig "$kubeconfig" -n "$NS" bin/wasm/kopfexample.wasm >"$work/operator.log" 2>&1 &
@@ -90,8 +94,26 @@ echo "kubectl get kopfexample kopf-example-1 -o jsonpath='{.status.create_fn}':"
 echo "   $result"
 k get -n "$NS" kopfexamples
 
+say "give the object a child: a ConfigMap with an ownerReference to it"
+uid=$(k get -n "$NS" kopfexample kopf-example-1 -o jsonpath='{.metadata.uid}')
+k apply -n "$NS" -f - <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kopf-example-1-child
+  ownerReferences:
+    - {apiVersion: kopf.dev/v1, kind: KopfExample, name: kopf-example-1, uid: "$uid"}
+data:
+  note: goes with its owner
+EOF
+
 say "delete the object (the delete handler runs, then the finalizer is released)"
 k delete -n "$NS" kopfexample kopf-example-1 --timeout=60s
+
+say "the garbage collector (kube-controller-manager) deletes the child ConfigMap"
+k wait -n "$NS" --for=delete configmap/kopf-example-1-child --timeout=60s ||
+  fail "the child ConfigMap is still there 60s after its owner was deleted"
+echo "   configmap/kopf-example-1-child is gone"
 
 say "stop the operator (SIGTERM) and show its log"
 stop "$operator_pid" "the operator"
