@@ -1,0 +1,220 @@
+package spawning_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+var ref = abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Namespaced: true}
+
+var key = spawning.Key{Resource: "kopfexamples.v1.kopf.dev", Namespace: "ns", Name: "ex"}
+
+// module is a fake module: run is each call's behaviour; calls counts them.
+type module struct {
+	run   func(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error)
+	calls atomic.Int32
+}
+
+func (m *module) Handle(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error) {
+	m.calls.Add(1)
+	return m.run(ctx, req, host)
+}
+
+func (m *module) HandleDedicated(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error) {
+	return m.Handle(ctx, req, host)
+}
+
+func ok(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) {
+	return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+}
+
+// cluster accepts every patch.
+type cluster struct{}
+
+func (cluster) Patch(context.Context, abi.ResourceRef, string, string, string, abi.PatchType, []byte) (*kube.Patched, error) {
+	return &kube.Patched{ResourceVersion: "2"}, nil
+}
+func (cluster) PostEvent(context.Context, kube.ObjectRef, abi.EventRequest) error { return nil }
+func (cluster) Do(context.Context, abi.KubeRequest) abi.KubeResponse          { return abi.KubeResponse{} }
+
+type fixture struct {
+	clock   *clocktesting.FakeClock
+	mod     *module
+	spawner *spawning.Spawner
+	woken   chan spawning.Key
+}
+
+func newFixture(t *testing.T, run func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error)) *fixture {
+	t.Helper()
+	f := &fixture{clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		mod: &module{run: run}, woken: make(chan spawning.Key, 16)}
+	exec := execution.New(execution.Options{
+		Modules: func(string) execution.Module { return f.mod }, Cluster: cluster{},
+		Settings: settings.Default(), Clock: f.clock,
+	})
+	f.spawner = spawning.New(spawning.Options{Exec: exec, Modules: []string{"m"}, MaxDaemons: 2,
+		Wake: func(k spawning.Key) { f.woken <- k }})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		f.spawner.Shutdown(ctx)
+	})
+	return f
+}
+
+func handler(t *testing.T, spec abi.HandlerSpec) *registry.Handler {
+	t.Helper()
+	h, err := registry.NewHandler("m", spec, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func body() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": "ex", "namespace": "ns"}}}
+}
+
+// settle waits (in real time) until the workers wait on the fake clock, and
+// the calls so far reach want.
+func (f *fixture) settle(t *testing.T, want int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if f.mod.calls.Load() == want && f.clock.HasWaiters() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("calls = %d, want %d (clock waiters: %v)", f.mod.calls.Load(), want, f.clock.HasWaiters())
+}
+
+func TestTimerRunsAtItsInterval(t *testing.T) {
+	f := newFixture(t, ok)
+	h := handler(t, abi.HandlerSpec{ID: "tick", Kind: abi.KindTimer, Options: abi.Options{Interval: 10, InitialDelay: 5}})
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+	f.settle(t, 0) // the initial delay
+	f.clock.Step(5 * time.Second)
+	f.settle(t, 1)
+	f.clock.Step(9 * time.Second)
+	f.settle(t, 1)
+	f.clock.Step(time.Second)
+	f.settle(t, 2)
+	f.clock.Step(10 * time.Second)
+	f.settle(t, 3)
+}
+
+func TestTimerWaitsForIdleness(t *testing.T) {
+	f := newFixture(t, ok)
+	h := handler(t, abi.HandlerSpec{ID: "idle", Kind: abi.KindTimer, Options: abi.Options{Interval: 1, Idle: 10}})
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+	f.settle(t, 0)
+	f.clock.Step(6 * time.Second)
+	f.settle(t, 0)
+	// An essential change resets the idle clock.
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+	f.clock.Step(5 * time.Second)
+	f.settle(t, 0)
+	f.clock.Step(5 * time.Second)
+	f.settle(t, 1)
+}
+
+func TestTimerErrorDelayReplacesTheInterval(t *testing.T) {
+	var failed atomic.Bool
+	f := newFixture(t, func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) {
+		if failed.CompareAndSwap(false, true) {
+			d := 3.0
+			return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeTemporary, Message: "soon", Delay: &d}}, nil
+		}
+		return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+	})
+	h := handler(t, abi.HandlerSpec{ID: "tick", Kind: abi.KindTimer, Options: abi.Options{Interval: 60}})
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+	f.settle(t, 1)
+	f.clock.Step(3 * time.Second)
+	f.settle(t, 2)
+	f.clock.Step(59 * time.Second)
+	f.settle(t, 2)
+}
+
+// A daemon sleeping until it is stopped ends when the object is marked for
+// deletion, and the spawner wakes the object so that its finalizer goes.
+func TestDaemonStopsOnDeletion(t *testing.T) {
+	var reason atomic.Value
+	f := newFixture(t, func(ctx context.Context, _ *abi.Request, host wasmrt.Host) (*abi.Response, error) {
+		r := host.SleepUntilStopped(ctx, time.Hour)
+		reason.Store(r.Reason)
+		return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+	})
+	h := handler(t, abi.HandlerSpec{ID: "watch", Kind: abi.KindDaemon})
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+	f.settle(t, 1)
+	if n := f.spawner.Stop(key, body()); n != 1 {
+		t.Fatalf("Stop says %d running, want 1", n)
+	}
+	select {
+	case k := <-f.woken:
+		if k != key {
+			t.Errorf("woke %v", k)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the object was not woken after its daemon stopped")
+	}
+	if f.spawner.Running(key) != 0 || reason.Load() != spawning.ReasonDeleted {
+		t.Errorf("running %d, stop reason %v", f.spawner.Running(key), reason.Load())
+	}
+}
+
+// A daemon that ignores the stop is terminated after its cancellation
+// timeout, on the clock.
+func TestDaemonTerminatedAfterCancellationTimeout(t *testing.T) {
+	var once sync.Once
+	started := make(chan struct{})
+	f := newFixture(t, func(ctx context.Context, _ *abi.Request, _ wasmrt.Host) (*abi.Response, error) {
+		once.Do(func() { close(started) })
+		<-ctx.Done() // only a termination ends it
+		return nil, ctx.Err()
+	})
+	h := handler(t, abi.HandlerSpec{ID: "stubborn", Kind: abi.KindDaemon, Options: abi.Options{CancellationTimeout: 2}})
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+	<-started
+	f.spawner.Stop(key, body())
+	f.settle(t, 1) // waits on the cancellation timeout
+	if f.spawner.Running(key) != 1 {
+		t.Fatal("the daemon ended before its cancellation timeout")
+	}
+	f.clock.Step(2 * time.Second)
+	select {
+	case <-f.woken:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the daemon was not terminated after its cancellation timeout")
+	}
+}
+
+// A daemon that returns is done for good: it is not spawned again for the
+// object in this process.
+func TestFinishedDaemonIsNotRespawned(t *testing.T) {
+	f := newFixture(t, ok)
+	h := handler(t, abi.HandlerSpec{ID: "once", Kind: abi.KindDaemon})
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+	<-f.woken
+	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, false)
+	if f.spawner.Running(key) != 0 || f.mod.calls.Load() != 1 {
+		t.Errorf("running %d, calls %d: the finished daemon ran again", f.spawner.Running(key), f.mod.calls.Load())
+	}
+}
