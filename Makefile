@@ -1,5 +1,6 @@
 # kopf-wasm's one test command is `make test` (CI runs it through .ci/run):
-#   1. builds the local control plane (etcd, kube-apiserver) if it is not cached,
+#   1. builds the local control plane (etcd, kube-apiserver,
+#      kube-controller-manager) if it is not cached,
 #   2. builds the wasm modules the tests load (bin/wasm/<name>.wasm),
 #   3. checks gofmt, runs go vet on every module (guest modules for wasip1),
 #   4. runs every module's tests, including the end-to-end tests on the real
