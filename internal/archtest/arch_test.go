@@ -246,6 +246,15 @@ func TestCheck(t *testing.T) {
 			want: []string{"guest-sdk-imports-abi-and-go-pdk-only k8s.io/apimachinery/pkg/apis/meta/v1"},
 		},
 		{
+			name: "settings imports kube and client-go",
+			pkg:  Package{ImportPath: m + "/host/settings", Imports: []string{"time", "sigs.k8s.io/yaml", m + "/host/internal/kube", "k8s.io/apimachinery/pkg/util/yaml"}},
+			want: []string{"settings-is-a-leaf " + m + "/host/internal/kube", "settings-is-a-leaf k8s.io/apimachinery/pkg/util/yaml"},
+		},
+		{
+			name: "wasmrt and kube read the settings",
+			pkg:  Package{ImportPath: m + "/host/internal/kube", Imports: []string{m + "/host/settings", "k8s.io/client-go/dynamic"}},
+		},
+		{
 			name: "persistence imports kube",
 			pkg:  Package{ImportPath: m + "/host/internal/persistence", Imports: []string{m + "/host/internal/kube"}},
 			want: []string{"persistence-does-not-import-kube " + m + "/host/internal/kube"},

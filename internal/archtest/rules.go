@@ -109,6 +109,13 @@ var Rules = []Rule{
 		AllowOnly: []string{"std", abi, guestSDK, "github.com/extism/go-pdk/..."},
 	},
 	{
+		Name: "settings-is-a-leaf",
+		Why: "every layer reads its values from host/settings (DESIGN.md: one source of defaults), so settings imports " +
+			"nothing of the host: the standard library and its YAML decoder only",
+		From:      []string{Module + "/host/settings/..."},
+		AllowOnly: []string{"std", Module + "/host/settings/...", "sigs.k8s.io/yaml/..."},
+	},
+	{
 		Name: "persistence-does-not-import-kube",
 		Why:  "persistence builds patches; kube applies them",
 		From: []string{Module + "/host/internal/persistence/..."},
