@@ -109,6 +109,13 @@ func loadAll(t *testing.T) []Package {
 	return out
 }
 
+// matchIsolate matches an Isolate pattern (".../engines/*"): a package
+// below one of its instances.
+func matchIsolate(pattern, importPath string) bool {
+	_, ok := instance(pattern, importPath)
+	return ok
+}
+
 func union(a, b []string) []string {
 	out := slices.Concat(a, b)
 	slices.Sort(out)
@@ -139,6 +146,19 @@ func TestLayering(t *testing.T) {
 	} {
 		if !seen[want] {
 			t.Errorf("go list did not report %s; the loader is broken", want)
+		}
+	}
+
+	// Every pattern naming this repository's packages names some that
+	// exist: a rule about a package that is gone or misspelt checks nothing.
+	for _, r := range Rules {
+		for _, pattern := range slices.Concat(r.From, r.Except, r.Deny, r.AllowOnly, []string{r.Isolate}) {
+			if pattern == "" || !Match(Module+"/...", strings.TrimSuffix(pattern, "/...")) {
+				continue
+			}
+			if !slices.ContainsFunc(pkgs, func(p Package) bool { return Match(pattern, p.ImportPath) || matchIsolate(pattern, p.ImportPath) }) {
+				t.Errorf("rule %q names %s, which matches no package", r.Name, pattern)
+			}
 		}
 	}
 

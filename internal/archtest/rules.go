@@ -133,7 +133,6 @@ var Rules = []Rule{
 		From: []string{
 			wasmrt, kube, oci,
 			Module + "/host/internal/persistence/...",
-			Module + "/host/internal/settings/...",
 			Module + "/host/settings/...",
 			Module + "/host/internal/objects/...",
 		},

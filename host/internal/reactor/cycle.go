@@ -255,8 +255,9 @@ func (c *cyc) conclude(state *persistence.State, owned []string) error {
 		c.again = due && c.delay <= 0
 		return state.Store(c.patch)
 	}
-	if c.finished > 0 {
-		n := state.Counts()
+	// A deletion whose handlers finished in an earlier cycle (its records
+	// kept while timers and daemons stopped) was reported then.
+	if n := state.Counts(); n.Success+n.Failure > 0 && (c.finished > 0 || c.cause.Reason != abi.ReasonDelete) {
 		c.o.log.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", processing(c.cause.Reason), n.Success, n.Failure),
 			c.subj.Attrs()...)
 	}
