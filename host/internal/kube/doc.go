@@ -18,7 +18,11 @@
 //     would link and register every built-in API type.
 //   - Watches: [Client.Watch] lists and watches one resource in a
 //     [Namespaces] scope with client-go informers (relisting after 410 Gone,
-//     bookmarks, reconnecting with backoff), and calls the reactor's
+//     reconnecting with backoff), with Kopf's watching settings (bookmarks;
+//     settings.Watching: serverTimeout as timeoutSeconds, a reconnect
+//     pause, and an inactivity timeout that ends a stream on which nothing,
+//     not even a bookmark, arrived, to be resumed from the last
+//     resourceVersion), and calls the reactor's
 //     [Handler] with every change and whether the object came from the
 //     initial listing. The watch streams are decoded by the package's own
 //     one-pass decoder (watchdecode.go, jsonvalue.go) into the objects the
@@ -42,9 +46,16 @@
 // not apply), [ErrExists] (409 AlreadyExists), [ErrInvalid] (400, 422),
 // [ErrForbidden] (401, 403), [ErrUnavailable] (429, 5xx, timeouts, lost
 // connections) or [ErrRequest] (any other 4xx). Test them with errors.Is. Transient failures ([ErrUnavailable]) are
-// retried with Kopf's backoffs (1, 1, 2, 3, 5, 8, 13, 21 seconds), waiting
+// retried after settings.Kube.ErrorBackoffs (Kopf's by default), waiting
 // at least as long as a Retry-After header asks, within the caller's
-// context.
+// context; each attempt is bounded by settings.Kube.RequestTimeout.
+//
+// # Settings
+//
+// The client takes every value from the settings.Settings of its [Options]
+// (settings.Default() when none): the Kube group, Watching, and Posting
+// (the Events' reportingComponent, reportingInstance and generateName). It
+// has no defaults of its own.
 //
 // # Departures from Kopf
 //
