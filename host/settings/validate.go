@@ -118,8 +118,9 @@ func (s Settings) Validate() error {
 	k := s.Kube
 	if k.QPS > 0 && k.Burst < 1 {
 		v.fail("kube.burst", "must be at least 1 when kube.qps is above 0, got %d", k.Burst)
+	} else {
+		v.atLeast("kube.burst", k.Burst, 0)
 	}
-	v.atLeast("kube.burst", k.Burst, 0)
 	v.positive("kube.requestTimeout", k.RequestTimeout)
 	v.notNegativeList("kube.errorBackoffs", k.ErrorBackoffs)
 	v.notNegative("kube.discoveryRefresh", k.DiscoveryRefresh)
