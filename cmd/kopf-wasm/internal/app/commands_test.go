@@ -71,39 +71,143 @@ func TestBuild(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.errOut, "undefined: undefined") || !strings.Contains(r.errOut, "Error: build: go build in") {
 		t.Errorf("build of a broken package: %+v", r)
 	}
+	// No sources of a known language.
+	r = run(t.Context(), "", "build", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.errOut, "holds no go.mod or .go files, Cargo.toml, or asconfig.json") {
+		t.Errorf("build of an empty folder: %+v", r)
+	}
 }
 
-// TestInit generates a module against this checkout's SDK and checks that
-// it tests natively and builds for wasip1 as generated, and that the host
-// accepts the result.
+// TestBuildRefused: a build that compiles but that the host refuses (a Go
+// program and an AssemblyScript module without the guest SDK) fails and
+// leaves the good module at OUT as it was, with no temporary file beside it.
+func TestBuildRefused(t *testing.T) {
+	root, err := wasmtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(wasmtest.Path(t, "kopfexample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outDir := t.TempDir()
+	out := writeFile(t, outDir, "module.wasm", string(good))
+
+	plain := t.TempDir()
+	writeFile(t, plain, "go.mod", "module plain\n\ngo 1.24\n")
+	writeFile(t, plain, "main.go", "package main\n\nfunc main() {}\n")
+	// An AssemblyScript module found by its package.json, compiled by the
+	// SDK's asc that package.json names by path.
+	as := t.TempDir()
+	writeFile(t, as, "package.json", `{"devDependencies": {"@kopf-wasm/guest-sdk-assemblyscript": "file:`+filepath.Join(root, "guest-sdk", "assemblyscript")+`"}}`)
+	if err := os.Mkdir(filepath.Join(as, "assembly"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, as, "assembly/index.ts", "export function add(a: i32, b: i32): i32 { return a + b; }\n")
+
+	for _, tt := range []struct{ lang, dir string }{{"go", plain}, {"assemblyscript", as}} {
+		t.Run(tt.lang, func(t *testing.T) {
+			if tt.lang != "go" {
+				needToolchain(t, root, tt.lang)
+			}
+			r := run(t.Context(), "", "build", tt.dir, "-o", out)
+			if r.code != 1 || !strings.Contains(r.errOut, "Error: build: the "+tt.lang+" build of "+tt.dir+" is not a module the host accepts, so "+out+" is left as it was: ") {
+				t.Errorf("build: %+v", r)
+			}
+			if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, good) {
+				t.Errorf("%s changed (%v)", out, err)
+			}
+			if entries, _ := os.ReadDir(outDir); len(entries) != 1 {
+				t.Errorf("%s holds %v, want only module.wasm", outDir, entries)
+			}
+		})
+	}
+}
+
+// TestInit generates a module in each language against this checkout's
+// SDK, builds it with kopf-wasm build (which checks that the host accepts
+// it) and runs its tests as generated: go vet and go test, cargo test, the
+// AssemblyScript module's test/run.mjs. A missing toolchain fails the test
+// with the line that names the script installing it.
 func TestInit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a new module (slow)")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Fatal("no go on PATH: this test builds a module; install Go")
+		t.Skip("builds new modules (slow)")
 	}
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "widgets")
-	r := run(t.Context(), "", "init", dir, "--kind", "Widget", "--group", "demo.example.com", "--sdk", filepath.Join(root, "guest-sdk"))
-	if r.code != 0 || !strings.Contains(r.out, "created "+dir+": .gitignore, Makefile, README.md, crd.yaml, go.mod, main.go, main_test.go, object.yaml") {
-		t.Fatalf("init: %+v", r)
+	for _, tt := range []struct {
+		lang  string
+		files string
+		test  [][]string
+	}{
+		{"go", ".gitignore, Makefile, README.md, crd.yaml, go.mod, main.go, main_test.go, object.yaml",
+			[][]string{{"go", "vet", "./..."}, {"go", "test", "-count=1", "./..."}}},
+		{"rust", ".cargo/config.toml, .gitignore, Cargo.toml, Makefile, README.md, crd.yaml, object.yaml, src/lib.rs",
+			[][]string{{"/usr/bin/cargo", "test", "--quiet"}}},
+		{"assemblyscript", ".gitignore, Makefile, README.md, asconfig.json, assembly/index.ts, crd.yaml, object.yaml, package.json, test/run.mjs",
+			[][]string{{"node", "test/run.mjs"}}},
+	} {
+		t.Run(tt.lang, func(t *testing.T) {
+			needToolchain(t, root, tt.lang)
+			dir := filepath.Join(t.TempDir(), "widgets")
+			r := run(t.Context(), "", "init", dir, "--lang", tt.lang, "--kind", "Widget", "--group", "demo.example.com", "--sdk", filepath.Join(root, "guest-sdk"))
+			if r.code != 0 || !strings.Contains(r.out, "created "+dir+": "+tt.files+"\n") {
+				t.Fatalf("init: %+v", r)
+			}
+			for _, cmd := range tt.test {
+				goCmd(t, dir, []string{"PATH=/usr/bin:" + os.Getenv("PATH"), "RUSTC=/usr/bin/rustc", "RUSTDOC=/usr/bin/rustdoc"}, cmd...)
+			}
+			wasm := filepath.Join(dir, "widgets.wasm")
+			r = run(t.Context(), "", "build", dir)
+			if r.code != 0 || r.out != "built "+wasm+": module widgets 0.1.0, 3 handlers\n" {
+				t.Fatalf("build of the generated module: %+v", r)
+			}
+			r = run(t.Context(), "", "inspect", wasm)
+			if r.code != 0 || !regexp.MustCompile(`(?m)^create +create +widgets\.v1\.demo\.example\.com`).MatchString(r.out) {
+				t.Errorf("inspect of the generated module: %+v", r)
+			}
+			obj := writeFile(t, t.TempDir(), "obj.yaml", "apiVersion: demo.example.com/v1\nkind: Widget\nmetadata: {name: world, namespace: default}\nspec: {greeting: Hello}\n")
+			r = run(t.Context(), "", "invoke", wasm, "--handler", "create", "--object", obj, "-q")
+			if r.code != 0 || !strings.Contains(r.out, `Result:   {"message":"Hello, world"}`) {
+				t.Errorf("invoke of the generated module: %+v", r)
+			}
+			crd, err := os.ReadFile(filepath.Join(dir, "crd.yaml"))
+			if err != nil || !strings.Contains(string(crd), "name: widgets.demo.example.com") {
+				t.Errorf("crd.yaml: %s (%v)", crd, err)
+			}
+		})
 	}
-	for _, cmd := range [][]string{{"go", "vet", "./..."}, {"go", "test", "-count=1", "./..."}} {
-		goCmd(t, dir, nil, cmd...)
+}
+
+// TestInitNeedsSDK: a Rust or AssemblyScript module outside a checkout,
+// without --sdk, is a usage error.
+func TestInitNeedsSDK(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "op")
+	r := run(t.Context(), "", "init", dir, "--lang", "rust")
+	if r.code != 2 || !strings.Contains(r.errOut, "needs a kopf-wasm checkout's guest SDK") {
+		t.Errorf("init --lang rust without an SDK: %+v", r)
 	}
-	wasm := filepath.Join(dir, "widgets.wasm")
-	goCmd(t, dir, []string{"GOOS=wasip1", "GOARCH=wasm"}, "go", "build", "-buildmode=c-shared", "-o", wasm, ".")
-	r = run(t.Context(), "", "inspect", wasm)
-	if r.code != 0 || !regexp.MustCompile(`(?m)^create +create +widgets\.v1\.demo\.example\.com`).MatchString(r.out) {
-		t.Errorf("inspect of the generated module: %+v", r)
+	r = run(t.Context(), "", "init", dir, "--lang", "cobol")
+	if r.code != 2 || !strings.Contains(r.errOut, `language "cobol": use go, rust, assemblyscript`) {
+		t.Errorf("init --lang cobol: %+v", r)
 	}
-	crd, err := os.ReadFile(filepath.Join(dir, "crd.yaml"))
-	if err != nil || !strings.Contains(string(crd), "name: widgets.demo.example.com") {
-		t.Errorf("crd.yaml: %s (%v)", crd, err)
+}
+
+// needToolchain fails the test, with hack/guest-toolchains.sh's one line,
+// when the language's toolchain is missing (Go's is the test's own).
+func needToolchain(t *testing.T, root, lang string) {
+	t.Helper()
+	if lang == "go" {
+		if _, err := exec.LookPath("go"); err != nil {
+			t.Fatal("no go on PATH: this test builds a module; install Go")
+		}
+		return
+	}
+	out, err := exec.Command(filepath.Join(root, "hack", "guest-toolchains.sh"), "check", lang).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s (%v)", strings.TrimSpace(string(out)), err)
 	}
 }
 

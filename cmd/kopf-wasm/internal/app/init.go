@@ -15,22 +15,30 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/scaffold"
 )
 
-const initLong = `Create a new operator module in DIR (a new or empty folder): a Go main
-package with create, update and delete handlers for a custom resource, tests
-on the guest SDK's test kit (kopftest), the CRD, an example object, a
-Makefile and a README.
+const initLong = `Create a new operator module in DIR (a new or empty folder), in Go (the
+default), Rust or AssemblyScript (--lang): create, update and delete
+handlers for a custom resource, their tests on the language's guest SDK test
+kit, the CRD, an example object, a Makefile and a README.
 
-The guest SDK is not published as a Go module yet, so the new go.mod needs
-replace directives pointing at a kopf-wasm checkout: they are written when
---sdk names the checkout's guest-sdk folder, or when DIR is inside a
-kopf-wasm checkout; then 'go mod tidy' runs and the module builds and tests
-as generated. Otherwise the README says how to add them.
+  go              main.go, main_test.go (kopftest), go.mod; make test = go test
+  rust            src/lib.rs with its tests (kopf::testing::Harness),
+                  Cargo.toml, .cargo/config.toml (offline, Debian's crates);
+                  make test = cargo test
+  assemblyscript  assembly/index.ts, test/run.mjs (the SDK's fake host, in
+                  Node), asconfig.json, package.json; make test = node test/run.mjs
+
+The guest SDKs are not published yet, so the module refers to a kopf-wasm
+checkout's guest-sdk folder: the one --sdk names, or the one found above
+DIR. For Go, go.mod gets replace directives and 'go mod tidy' runs (without
+a checkout the README says how to add them); Rust and AssemblyScript modules
+need the checkout. Each module then builds (make build, i.e. kopf-wasm
+build) and tests (make test) as generated.
 
 Example - A module for kind Widget in group demo.example.com:
   kopf-wasm init widgets --kind Widget --group demo.example.com
 
-Example - Outside a checkout, with the SDK of one:
-  kopf-wasm init ~/src/my-operator --sdk ~/src/kopf-wasm/guest-sdk`
+Example - A Rust module outside a checkout, with the SDK of one:
+  kopf-wasm init ~/src/my-operator --lang rust --sdk ~/src/kopf-wasm/guest-sdk`
 
 type initOptions struct {
 	params scaffold.Params
@@ -52,6 +60,7 @@ func initCmd(g *globals) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
+	fs.StringVar(&o.params.Lang, "lang", scaffold.Go, "the module's language: "+strings.Join(scaffold.Langs, ", "))
 	fs.StringVar(&o.params.Name, "name", "", "the module's name (default: DIR's name)")
 	fs.StringVar(&o.params.Module, "module", "", "the Go module path (default example.com/<name>)")
 	fs.StringVar(&o.params.Group, "group", "", "the custom resource's API group (default example.com)")
@@ -73,8 +82,20 @@ func runInit(cmd *cobra.Command, g *globals, o initOptions, dir string) error {
 		return clierr.Usagef(fmt.Errorf("init: %s is not the kopf-wasm guest SDK (no go.mod of %s)", sdk, sdkModule),
 			"pass the guest-sdk folder of a kopf-wasm checkout")
 	}
-	if sdk != "" {
+	switch {
+	case sdk == "" && p.Lang != scaffold.Go:
+		return clierr.Usagef(fmt.Errorf("init: a %s module needs a kopf-wasm checkout's guest SDK, and none is above %s", p.Lang, dir),
+			"pass --sdk with the guest-sdk folder of a kopf-wasm checkout")
+	case p.Lang == scaffold.Go && sdk != "":
 		if p.SDKDir, p.ABIDir, err = replacePaths(dir, sdk); err != nil {
+			return err
+		}
+	case p.Lang != scaffold.Go:
+		langSDK := filepath.Join(sdk, p.Lang) // guest-sdk/rust, guest-sdk/assemblyscript
+		if _, err := os.Stat(langSDK); err != nil {
+			return clierr.Usagef(fmt.Errorf("init: the checkout has no %s SDK (%w)", p.Lang, err), "use a kopf-wasm checkout with guest-sdk/"+p.Lang)
+		}
+		if p.SDKDir, _, err = replacePaths(dir, langSDK); err != nil {
 			return err
 		}
 	}
@@ -84,6 +105,10 @@ func runInit(cmd *cobra.Command, g *globals, o initOptions, dir string) error {
 	}
 	out := g.streams.Out
 	fmt.Fprintf(out, "created %s: %s\n", dir, strings.Join(written, ", "))
+	if p.Lang != scaffold.Go {
+		fmt.Fprintf(out, "next: cd %s && make test && make build\n", dir)
+		return nil
+	}
 	if sdk == "" {
 		fmt.Fprintf(out, "next: point go.mod at a kopf-wasm checkout (see %s), then make test and make build\n", filepath.Join(dir, "README.md"))
 		return nil

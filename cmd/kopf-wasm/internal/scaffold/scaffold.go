@@ -1,8 +1,10 @@
-// Package scaffold writes a new operator module for `kopf-wasm init`: a Go
-// main package with create, update and delete handlers for a custom
-// resource, their tests on the guest SDK's test kit (kopftest), the CRD, an
-// example object, a Makefile and a README. The templates are in
-// template/; Write renders them with Params.
+// Package scaffold writes a new operator module for `kopf-wasm init`, in Go,
+// Rust or AssemblyScript: create, update and delete handlers for a custom
+// resource, their tests on the language's guest SDK test kit (Go's kopftest,
+// Rust's kopf::testing::Harness, the AssemblyScript SDK's fake host), the
+// CRD, an example object, a Makefile and a README. The templates are in
+// template/ (Go), template/rust/ and template/assemblyscript/; Write renders
+// the language's set with Params.
 package scaffold
 
 import (
@@ -19,23 +21,60 @@ import (
 	"text/template"
 )
 
-//go:embed template/*.tmpl
+//go:embed template/*.tmpl template/rust/*.tmpl template/assemblyscript/*.tmpl
 var templates embed.FS
 
-// files maps each template to the file it writes.
-var files = map[string]string{
-	"go.mod.tmpl":       "go.mod",
-	"main.go.tmpl":      "main.go",
-	"main_test.go.tmpl": "main_test.go",
-	"crd.yaml.tmpl":     "crd.yaml",
-	"object.yaml.tmpl":  "object.yaml",
-	"Makefile.tmpl":     "Makefile",
-	"README.md.tmpl":    "README.md",
-	"gitignore.tmpl":    ".gitignore",
+// Languages a module can be written in.
+const (
+	Go             = "go"
+	Rust           = "rust"
+	AssemblyScript = "assemblyscript"
+)
+
+// Langs lists the languages, in the order usage messages name them.
+var Langs = []string{Go, Rust, AssemblyScript}
+
+// files maps, for each language, each template (a path under template/) to
+// the file it writes.
+var files = map[string]map[string]string{
+	Go: {
+		"template/go.mod.tmpl":       "go.mod",
+		"template/main.go.tmpl":      "main.go",
+		"template/main_test.go.tmpl": "main_test.go",
+		"template/crd.yaml.tmpl":     "crd.yaml",
+		"template/object.yaml.tmpl":  "object.yaml",
+		"template/Makefile.tmpl":     "Makefile",
+		"template/README.md.tmpl":    "README.md",
+		"template/gitignore.tmpl":    ".gitignore",
+	},
+	Rust: {
+		"template/rust/Cargo.toml.tmpl":   "Cargo.toml",
+		"template/rust/cargo-config.tmpl": ".cargo/config.toml",
+		"template/rust/lib.rs.tmpl":       "src/lib.rs",
+		"template/crd.yaml.tmpl":          "crd.yaml",
+		"template/object.yaml.tmpl":       "object.yaml",
+		"template/rust/Makefile.tmpl":     "Makefile",
+		"template/rust/README.md.tmpl":    "README.md",
+		"template/rust/gitignore.tmpl":    ".gitignore",
+	},
+	AssemblyScript: {
+		"template/assemblyscript/package.json.tmpl":  "package.json",
+		"template/assemblyscript/asconfig.json.tmpl": "asconfig.json",
+		"template/assemblyscript/index.ts.tmpl":      "assembly/index.ts",
+		"template/assemblyscript/run.mjs.tmpl":       "test/run.mjs",
+		"template/crd.yaml.tmpl":                     "crd.yaml",
+		"template/object.yaml.tmpl":                  "object.yaml",
+		"template/assemblyscript/Makefile.tmpl":      "Makefile",
+		"template/assemblyscript/README.md.tmpl":     "README.md",
+		"template/gitignore.tmpl":                    ".gitignore",
+	},
 }
 
 // Params say what to generate. Defaults fills the empty ones.
 type Params struct {
+	// Lang is the module's language: Go (the default), Rust or
+	// AssemblyScript.
+	Lang string
 	// Name is the module's name (its manifest and .wasm file). Default: the
 	// folder's name.
 	Name string
@@ -47,9 +86,31 @@ type Params struct {
 	// Plural and Singular are derived from Kind.
 	Plural, Singular string
 	// SDKDir and ABIDir, when set, are the paths (relative to the new
-	// folder, or absolute) of local guest-sdk and abi modules, written as
-	// replace directives.
+	// folder, or absolute, with forward slashes) of local guest-sdk and abi
+	// modules, written as replace directives. For Rust, SDKDir is the
+	// path of the kopf crate (a checkout's guest-sdk/rust); for
+	// AssemblyScript, the SDK's folder (guest-sdk/assemblyscript), and both
+	// require it: their SDKs are not published either.
 	SDKDir, ABIDir string
+}
+
+// Crate is the Rust library's name: Name with underscores.
+func (p Params) Crate() string { return strings.ReplaceAll(p.Name, "-", "_") }
+
+// FromSub is SDKDir seen from a folder one level below the module's
+// (AssemblyScript's assembly/ and test/).
+func (p Params) FromSub() string {
+	if p.SDKDir == "" || strings.HasPrefix(p.SDKDir, "/") {
+		return p.SDKDir
+	}
+	return "../" + strings.TrimPrefix(p.SDKDir, "./")
+}
+
+// AbortPath is the AssemblyScript SDK's abort function as asc's --use
+// names it: a source path relative to the folder asc runs in (the
+// module's), without ".ts".
+func (p Params) AbortPath() string {
+	return strings.TrimPrefix(p.SDKDir, "./") + "/assembly/host/kopfAbort"
 }
 
 var (
@@ -59,6 +120,9 @@ var (
 
 // Defaults fills the empty fields for a module in dir and checks them.
 func (p Params) Defaults(dir string) (Params, error) {
+	if p.Lang == "" {
+		p.Lang = Go
+	}
 	if p.Name == "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -81,6 +145,9 @@ func (p Params) Defaults(dir string) (Params, error) {
 	p.Singular = strings.ToLower(p.Kind)
 	p.Plural = p.Singular + "s"
 	var problems []string
+	if files[p.Lang] == nil {
+		problems = append(problems, fmt.Sprintf("language %q: use %s", p.Lang, strings.Join(Langs, ", ")))
+	}
 	if !nameRE.MatchString(p.Name) {
 		problems = append(problems, fmt.Sprintf("module name %q: use lower-case letters, digits and dashes", p.Name))
 	}
@@ -107,17 +174,28 @@ func Write(dir string, p Params) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	tmpl, err := template.ParseFS(templates, "template/*.tmpl")
-	if err != nil {
-		return nil, err
+	set := files[p.Lang]
+	if set == nil {
+		return nil, fmt.Errorf("no templates for language %q", p.Lang)
+	}
+	if p.Lang != Go && p.SDKDir == "" {
+		return nil, fmt.Errorf("a %s module needs the path of the SDK (SDKDir)", p.Lang)
 	}
 	var written []string
-	for name, out := range files {
+	for name, out := range set {
+		tmpl, err := template.ParseFS(templates, name)
+		if err != nil {
+			return written, err
+		}
 		var buf bytes.Buffer
-		if err := tmpl.ExecuteTemplate(&buf, name, p); err != nil {
+		if err := tmpl.Execute(&buf, p); err != nil {
 			return written, fmt.Errorf("render %s: %w", out, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, out), buf.Bytes(), 0o644); err != nil {
+		path := filepath.Join(dir, filepath.FromSlash(out))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return written, err
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			return written, err
 		}
 		written = append(written, out)

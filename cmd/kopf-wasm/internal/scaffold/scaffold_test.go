@@ -15,10 +15,10 @@ func TestDefaults(t *testing.T) {
 		want Params
 		err  string
 	}{
-		{name: "from the folder", dir: "/x/My-Op", want: Params{Name: "my-op", Module: "example.com/my-op",
+		{name: "from the folder", dir: "/x/My-Op", want: Params{Lang: "go", Name: "my-op", Module: "example.com/my-op",
 			Group: "example.com", Version: "v1", Kind: "Greeting", Plural: "greetings", Singular: "greeting"}},
 		{name: "given", dir: "/x/y", in: Params{Name: "w", Module: "m/w", Group: "g.io", Version: "v2", Kind: "Widget"},
-			want: Params{Name: "w", Module: "m/w", Group: "g.io", Version: "v2", Kind: "Widget", Plural: "widgets", Singular: "widget"}},
+			want: Params{Lang: "go", Name: "w", Module: "m/w", Group: "g.io", Version: "v2", Kind: "Widget", Plural: "widgets", Singular: "widget"}},
 		{name: "bad kind and name", dir: "/x/y", in: Params{Name: "a_b", Kind: "widget"}, err: `module name "a_b"`},
 		{name: "bad group", dir: "/x/y", in: Params{Group: "a/b"}, err: `group "a/b"`},
 	}
@@ -71,7 +71,7 @@ func TestWrite(t *testing.T) {
 
 func templatesOut() []string {
 	var out []string
-	for _, f := range files {
+	for _, f := range files[Go] {
 		out = append(out, f)
 	}
 	return out
