@@ -68,7 +68,6 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	op, err := reactor.New(ctx, reactor.Options{
 		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: *opts.Settings, Logger: opts.Logger,
-		ConsistencyTimeout: opts.Settings.Persistence.ConsistencyTimeout, CleanupTimeout: opts.Settings.Process.CleanupTimeout,
 	})
 	if err != nil {
 		return err

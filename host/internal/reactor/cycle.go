@@ -35,7 +35,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		return
 	}
 	now := time.Now()
-	if wait := o.mem.stale(key, obj.GetResourceVersion(), now, o.opts.ConsistencyTimeout); wait > 0 {
+	if wait := o.mem.stale(key, obj.GetResourceVersion(), now, o.opts.Settings.Persistence.ConsistencyTimeout); wait > 0 {
 		o.queue.AddAfter(key, wait)
 		return
 	}

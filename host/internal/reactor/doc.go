@@ -39,7 +39,7 @@
 //
 // After its own PATCH the operator waits for the watch to deliver the
 // patched version before it processes the object again (or for
-// [Options.ConsistencyTimeout]), so that a stale cache never makes a handled
+// settings.Persistence.ConsistencyTimeout), so that a stale cache never makes a handled
 // change look new.
 //
 // Errors of the framework itself (API failures, malformed objects) throttle

@@ -36,12 +36,6 @@ type Options struct {
 	Settings settings.Settings
 	// Logger receives the operator's logs. Default slog.Default().
 	Logger *slog.Logger
-	// ConsistencyTimeout is the longest wait, after the operator patched an
-	// object, for the watch to deliver the patched version before the object
-	// is processed again regardless. Default 5s, as Kopf.
-	ConsistencyTimeout time.Duration
-	// CleanupTimeout bounds the cleanup activities at exit. Default 30s.
-	CleanupTimeout time.Duration
 	// ObserveTimer, when set, is called after each timer run with its
 	// lateness and duration (spawning.Options.ObserveTimer). Optional.
 	ObserveTimer func(handlerID string, lateness, took time.Duration)
@@ -50,15 +44,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.ConsistencyTimeout <= 0 {
-		o.ConsistencyTimeout = 5 * time.Second
-	}
-	if o.CleanupTimeout <= 0 {
-		o.CleanupTimeout = 30 * time.Second
-	}
-	if o.Settings.Execution.Workers <= 0 {
-		o.Settings.Execution.Workers = settings.Default().Execution.Workers
 	}
 	return o
 }
@@ -113,6 +98,9 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	opts = opts.withDefaults()
 	if opts.Kube == nil {
 		return nil, errors.New("reactor: no Kubernetes client")
+	}
+	if err := opts.Settings.Validate(); err != nil {
+		return nil, fmt.Errorf("reactor: %w", err)
 	}
 	popts := persistence.Options{
 		Prefix: opts.Settings.Persistence.Prefix, DiffBaseKey: opts.Settings.Persistence.DiffBaseKey,
@@ -183,7 +171,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	<-ctx.Done()
 	o.queue.ShutDownWithDrain()
 	o.wg.Wait()
-	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.CleanupTimeout)
+	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
 	o.spawner.Shutdown(stopCtx)
 	cancel()
 	o.mu.RLock()
@@ -201,9 +189,9 @@ func (o *Operator) Run(ctx context.Context) error {
 }
 
 // cleanup runs the cleanup activities after the operator stopped, within
-// Options.CleanupTimeout.
+// settings.Process.CleanupTimeout.
 func (o *Operator) cleanup() {
-	ctx, cancel := context.WithTimeout(context.Background(), o.opts.CleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
 	defer cancel()
 	if err := o.runActivities(ctx, abi.KindCleanup); err != nil {
 		o.log.Error(fmt.Sprintf("Cleanup did not finish: %v", err))

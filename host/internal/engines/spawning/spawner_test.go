@@ -49,7 +49,7 @@ func (cluster) Patch(context.Context, abi.ResourceRef, string, string, string, a
 	return &kube.Patched{ResourceVersion: "2"}, nil
 }
 func (cluster) PostEvent(context.Context, kube.ObjectRef, abi.EventRequest) error { return nil }
-func (cluster) Do(context.Context, abi.KubeRequest) abi.KubeResponse          { return abi.KubeResponse{} }
+func (cluster) Do(context.Context, abi.KubeRequest) abi.KubeResponse              { return abi.KubeResponse{} }
 
 type fixture struct {
 	clock   *clocktesting.FakeClock
