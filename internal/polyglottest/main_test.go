@@ -25,8 +25,9 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
-// env is the control plane all tests of the package share; dyn is an
-// administrator's client.
+// env is the control plane all tests of the package share (with
+// kube-controller-manager, whose garbage collector deletes adopted
+// children); dyn is an administrator's client.
 var (
 	env *testenv.Env
 	dyn dynamic.Interface
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		env, err = testenv.New(ctx, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml")}})
+		env, err = testenv.New(ctx, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml")}, ControllerManager: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -58,6 +59,7 @@ func TestMain(m *testing.M) {
 var (
 	kopfexamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
 	pods         = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	configmaps   = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	namespaces   = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 

@@ -148,5 +148,36 @@ test("kopfexample: handlers", () => {
   }
 });
 
+// examples/assemblyscript/children: the same assertions as the Rust
+// example's cargo tests.
+const children = build(join(root, "examples", "assemblyscript", "children", "assembly", "index.ts"), "children");
+const family = (field, status) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "family", namespace: "default", uid: "u1", labels: { team: "a" } }, spec: { field }, ...(status ? { status } : {}) });
+test("children: manifest", () => {
+  const m = new FakeHost(children).manifest;
+  assert.deepEqual(m.handlers.map((h) => h.id), ["create_child", "sync/spec.field", "heartbeat"]);
+  assert.equal(m.handlers[2].options.interval, 1);
+});
+test("children: create adopts the child", () => {
+  const h = new FakeHost(children);
+  assert.deepEqual(h.run("create_child", family("one")).response.result, { child: "family-child" });
+  const cm = h.objects.get("/configmaps/default/family-child");
+  assert.equal(cm.data.field, "one");
+  assert.equal(cm.metadata.labels.team, "a");
+  assert.deepEqual(cm.metadata.ownerReferences.map((r) => [r.kind, r.uid, r.controller]), [["KopfExample", "u1", true]]);
+  // A retry finds the ConfigMap it made before.
+  assert.deepEqual(h.run("create_child", family("one")).response.result, { child: "family-child" });
+});
+test("children: sync patches the child", () => {
+  const h = new FakeHost(children);
+  assert.equal(h.run("sync/spec.field", family("two"), family("one")).response.outcome.status, "temporary");
+  h.run("create_child", family("one"));
+  assert.deepEqual(h.run("sync/spec.field", family("two"), family("one")).response.result, { field: "two" });
+  assert.equal(h.objects.get("/configmaps/default/family-child").data.field, "two");
+});
+test("children: heartbeat counts", () => {
+  assert.deepEqual(new FakeHost(children).run("heartbeat", family("one")).response.result, { beats: 1 });
+  assert.deepEqual(new FakeHost(children).run("heartbeat", family("one", { heartbeat: { beats: 4 } })).response.result, { beats: 5 });
+});
+
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
