@@ -21,27 +21,38 @@
 //
 //  1. detect the cause against the stored diff-base (registry.DetectCause):
 //     create, update, delete, resume, or nothing to do;
-//  2. add the finalizer when a handler needs it, and if it was missing end
+//  2. ask the registry once (registry.Select) which timers and daemons
+//     match, whether the finalizer is needed and which changing handlers
+//     are due; callback filters run at most once each, on the body encoded
+//     once (execution.Subject);
+//  3. add the finalizer when a handler needs it, and if it was missing end
 //     the cycle there, as Kopf does: no handler runs on an object whose
 //     deletion the host could still miss (its side effects would never be
 //     undone), and a failed finalizer write leaves nothing half-done; the
 //     finalizer's own watch event starts the next cycle;
-//  3. run ALL due handlers of the cause in registration order (Kopf runs one
-//     per cycle), each in its module through wasmrt, folding every outcome
-//     into the object's progress (persistence.Classify), its result into
-//     status.<handler-id> and its patch into the cycle's patch;
-//  4. once every handler of the cause is done, purge the progress, store the
-//     new diff-base, and for deletion release the finalizer;
-//  5. send at most one PATCH per endpoint (the object, and /status when the
-//     resource has that subresource), none when nothing changed;
-//  6. requeue the object after the earliest retry delay on the host's own
+//  4. run ALL due handlers of the cause in registration order (Kopf runs one
+//     per cycle), each through the execution layer, which builds the
+//     request, calls the module, classifies the outcome into the object's
+//     progress, folds its result into status.<handler-id> and its patch into
+//     the cycle's patch, and reports it;
+//  5. once every handler of the cause is done, purge the progress and store
+//     the new diff-base; for a deletion release the finalizer once the
+//     object's timers and daemons have stopped (until then the finished
+//     records stay on the object, so that the deletion's handlers are not
+//     called again);
+//  6. send at most one PATCH per endpoint (execution.Executor.Apply), none
+//     when nothing changed;
+//  7. requeue the object after the earliest retry delay on the host's own
 //     timer: no touch-dummy writes.
 //
 // After its own PATCH the operator waits for the watch to deliver the
 // patched version before it processes the object again (or for
-// settings.Persistence.ConsistencyTimeout), so that a stale cache never makes a handled
-// change look new.
+// settings.Persistence.ConsistencyTimeout), so that a stale cache never
+// makes a handled change look new. A write that released the object
+// answers with the version the cache still holds; only a newer version or
+// the deletion counts then (Kopf's "which never arrives").
 //
 // Errors of the framework itself (API failures, malformed objects) throttle
-// the object with settings.Queueing.ErrorDelays; other objects go on.
+// the object with settings.Queueing.ErrorDelays, the work queue's rate
+// limiter; other objects go on.
 package reactor
