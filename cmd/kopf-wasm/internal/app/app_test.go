@@ -77,6 +77,9 @@ func TestBadInput(t *testing.T) {
 	unknownKey := writeFile(t, dir, "unknown.yaml", "execution:\n  wrokers: 2\n")
 	wrongType := writeFile(t, dir, "type.yaml", "execution:\n  workers: many\n")
 	outOfRange := writeFile(t, dir, "range.yaml", "execution:\n  workers: 0\n")
+	// A Go module, which build recognises by its go.mod.
+	goModule := t.TempDir()
+	writeFile(t, goModule, "go.mod", "module m\n\ngo 1.24\n")
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -129,8 +132,10 @@ func TestBadInput(t *testing.T) {
 		{name: "invoke a list", args: []string{"invoke", example, "--handler", "create_fn", "--object", notObject}, code: 1,
 			want: "is not a YAML or JSON object"},
 		{name: "build a missing folder", args: []string{"build", filepath.Join(dir, "nope")}, code: 2, want: "is not a folder"},
-		{name: "build without go", env: map[string]string{"PATH": dir}, args: []string{"build", dir}, code: 1,
+		{name: "build without go", env: map[string]string{"PATH": dir}, args: []string{"build", goModule}, code: 1,
 			want: "the go command is not on PATH; install Go"},
+		{name: "build a folder of no known language", args: []string{"build", dir}, code: 2,
+			want: "holds no go.mod or .go files, Cargo.toml, or asconfig.json"},
 		{name: "init into a non-empty folder", args: []string{"init", nonEmpty, "--sdk", dir}, code: 2, want: "not the kopf-wasm guest SDK"},
 		{name: "init a bad kind", args: []string{"init", filepath.Join(dir, "new"), "--kind", "lower"}, code: 2, want: `kind "lower"`},
 	}
