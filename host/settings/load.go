@@ -63,6 +63,7 @@ func Load(r io.Reader, base Settings) (Settings, error) {
 	s := base
 	s.Queueing.ErrorDelays = slices.Clone(base.Queueing.ErrorDelays)
 	s.Kube.ErrorBackoffs = slices.Clone(base.Kube.ErrorBackoffs)
+	s.Admission.ExtraSANs = slices.Clone(base.Admission.ExtraSANs)
 	if raw == nil {
 		return s, s.Validate()
 	}

@@ -40,6 +40,9 @@ type Settings struct {
 	Modules Modules `json:"modules"`
 	// Process tunes the host's stop.
 	Process Process `json:"process"`
+	// Admission tunes the admission webhook server and the webhook
+	// configurations the host manages.
+	Admission Admission `json:"admission"`
 }
 
 // Persistence says where the host keeps its state on the objects. The
@@ -241,6 +244,53 @@ type Process struct {
 	CleanupTimeout time.Duration `json:"cleanupTimeout"`
 }
 
+// Admission tunes the HTTPS server that answers the API server's
+// AdmissionReviews for the modules' validating and mutating handlers, and
+// the webhook configurations the host keeps for them (Kopf's
+// settings.admission). The server starts once a loaded module declares a
+// webhook handler.
+type Admission struct {
+	// Listen is the server's address, host:port; an empty host listens on
+	// every interface, port 0 on a free port (logged).
+	Listen string `json:"listen"`
+	// Host is the name or IP address under which the API server reaches
+	// the server: the host of the managed configurations' URLs, and a name
+	// of the generated certificate. Empty: the listen address's host, or
+	// "localhost" when that is empty or unspecified.
+	Host string `json:"host"`
+	// ExtraSANs are more names and IP addresses for the generated
+	// certificate.
+	ExtraSANs []string `json:"extraSANs"`
+	// CertDir holds tls.crt and tls.key (a Secret or cert-manager's
+	// output); they are served instead of a generated certificate and read
+	// again when they change. Empty: a CA and a serving certificate are
+	// generated at start, in memory.
+	CertDir string `json:"certDir"`
+	// CADump is a file the generated CA certificate (PEM) is written to,
+	// for clients that must trust it. Empty: not written.
+	CADump string `json:"caDump"`
+	// CertCheckInterval is how often CertDir's files are checked for a
+	// change. Kopf checks every 60 s.
+	CertCheckInterval time.Duration `json:"certCheckInterval"`
+	// Managed is the name of the ValidatingWebhookConfiguration and
+	// MutatingWebhookConfiguration the host creates and keeps up to date,
+	// one webhook per handler (Kopf's settings.admission.managed, e.g.
+	// "auto.kopf.dev"). Empty: none; configure the webhooks yourself.
+	Managed string `json:"managed"`
+	// TimeoutSeconds is the managed webhooks' timeoutSeconds (1 to 30),
+	// and the time a review may take when the API server names none.
+	TimeoutSeconds int `json:"timeoutSeconds"`
+	// TimeoutMargin is kept free of handler calls before the review's
+	// timeout passes, so that a handler that loops or runs late is
+	// answered by its failure policy before the API server gives up. At
+	// most half the timeout is taken.
+	TimeoutMargin time.Duration `json:"timeoutMargin"`
+	// MaxRequestBytes caps an AdmissionReview's size; a larger one gets a
+	// 413. Above twice the largest object the API server accepts (an
+	// update carries the object and the old object).
+	MaxRequestBytes int `json:"maxRequestBytes"`
+}
+
 // Default returns the settings with every default in place. It is the one
 // place where the host's defaults are written.
 func Default() Settings {
@@ -278,6 +328,13 @@ func Default() Settings {
 		},
 		Modules: Modules{ReloadInterval: time.Second, TagPollInterval: 30 * time.Second},
 		Process: Process{ShutdownTimeout: 25 * time.Second, CleanupTimeout: 10 * time.Second},
+		Admission: Admission{
+			Listen:            ":9443",
+			CertCheckInterval: 10 * time.Second,
+			TimeoutSeconds:    30,
+			TimeoutMargin:     500 * time.Millisecond,
+			MaxRequestBytes:   16 << 20,
+		},
 	}
 }
 

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"time"
@@ -141,6 +142,20 @@ func (s Settings) Validate() error {
 		v.fail("process.cleanupTimeout", "must not exceed process.shutdownTimeout (%s), which bounds the whole stop; got %s",
 			pr.ShutdownTimeout, pr.CleanupTimeout)
 	}
+
+	a := s.Admission
+	if _, _, err := net.SplitHostPort(a.Listen); err != nil {
+		v.fail("admission.listen", "must be host:port (\":9443\", \"127.0.0.1:0\"), got %q", a.Listen)
+	}
+	v.positive("admission.certCheckInterval", a.CertCheckInterval)
+	if a.Managed != "" && (len(a.Managed) > 253 || !dnsSubdomain.MatchString(a.Managed)) {
+		v.fail("admission.managed", "must be a DNS subdomain (lower case, digits, '-' and '.'), got %q", a.Managed)
+	}
+	if a.TimeoutSeconds < 1 || a.TimeoutSeconds > 30 {
+		v.fail("admission.timeoutSeconds", "must be 1 to 30 (the API server's range), got %d", a.TimeoutSeconds)
+	}
+	v.notNegative("admission.timeoutMargin", a.TimeoutMargin)
+	v.atLeast("admission.maxRequestBytes", a.MaxRequestBytes, 1024)
 	return v.err()
 }
 

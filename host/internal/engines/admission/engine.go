@@ -1,0 +1,237 @@
+package admission
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+)
+
+// Cluster keeps the managed configurations: *kube.Client, or a fake.
+type Cluster interface {
+	// SetWebhooks creates the configuration (validating, or mutating when
+	// mutating is set) named name, or replaces its webhooks.
+	SetWebhooks(ctx context.Context, mutating bool, name string, webhooks json.RawMessage) error
+}
+
+// Engine runs the server while the host serves webhook handlers and keeps
+// the managed configurations: the reactor calls [Engine.Update] when it
+// starts and after every module swap, and [Engine.Stop] on a clean stop.
+type Engine struct {
+	srv     *Server
+	cluster Cluster // nil: unmanaged
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	runCtx  context.Context
+	httpSrv *http.Server
+	certs   *Certs
+	url     string // https://host:port
+	done    chan struct{}
+}
+
+// New returns an engine; cluster may be nil when no configuration is
+// managed (settings.Admission.Managed empty) or offline.
+func New(opts Options, cluster Cluster) *Engine {
+	srv := NewServer(opts)
+	if opts.Settings.Managed == "" {
+		cluster = nil
+	}
+	return &Engine{srv: srv, cluster: cluster, log: srv.log}
+}
+
+// Server is the engine's http.Handler.
+func (e *Engine) Server() *Server { return e.srv }
+
+// URL is the server's base URL ("" until it started).
+func (e *Engine) URL() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.url
+}
+
+// Bundle is the PEM of the CA that signed the server's certificate (nil
+// until it started).
+func (e *Engine) Bundle() []byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.certs == nil {
+		return nil
+	}
+	return e.certs.Bundle()
+}
+
+// hasWebhooks reports whether reg has a validating or mutating handler.
+func hasWebhooks(reg *registry.Registry) bool {
+	if reg == nil {
+		return false
+	}
+	for _, ref := range reg.Resources() {
+		if len(reg.Handlers(ref, abi.KindValidate, abi.KindMutate)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Update starts the server once the served modules have a webhook
+// handler (it then serves until ctx ends), and brings the managed
+// configurations up to date with the handlers served now.
+func (e *Engine) Update(ctx context.Context) error {
+	reg := e.srv.opts.Registry()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.runCtx == nil {
+		e.runCtx = ctx
+	}
+	if e.httpSrv == nil {
+		if !hasWebhooks(reg) {
+			return nil
+		}
+		if err := e.start(e.runCtx); err != nil {
+			return err
+		}
+	}
+	return e.configure(ctx, reg, nil)
+}
+
+// configure writes the managed configurations; e.mu is held.
+func (e *Engine) configure(ctx context.Context, reg *registry.Registry, keep func(*registry.Handler) bool) error {
+	if e.cluster == nil || e.httpSrv == nil {
+		return nil
+	}
+	s := e.srv.opts.Settings
+	hooks := WebhooksOf(reg, s.Managed, Endpoint{URL: e.url, CABundle: e.certs.Bundle(), TimeoutSeconds: int32(s.TimeoutSeconds)}, keep)
+	var errs []error
+	for _, mutating := range []bool{false, true} {
+		list, err := hooks.JSON(mutating)
+		if err == nil {
+			err = e.cluster.SetWebhooks(ctx, mutating, s.Managed, list)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("admission: managed webhook configurations %s: %w", s.Managed, err)
+	}
+	e.log.Info("webhook configurations updated", "name", s.Managed, "validating", len(hooks.Validating), "mutating", len(hooks.Mutating))
+	return nil
+}
+
+// start listens and serves until ctx ends; e.mu is held.
+func (e *Engine) start(ctx context.Context) error {
+	s := e.srv.opts.Settings
+	listenHost, _, err := net.SplitHostPort(s.Listen)
+	if err != nil {
+		return fmt.Errorf("admission: listen address %q: %w", s.Listen, err)
+	}
+	host := s.Host
+	if host == "" {
+		host = listenHost
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			host = "localhost"
+		}
+	}
+	certs, err := e.loadCerts(host, listenHost)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.Listen)
+	if err != nil {
+		return fmt.Errorf("admission: %w", err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	srv := &http.Server{
+		Handler:           e.srv,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(slogWriter{e.log}, "", 0),
+	}
+	e.httpSrv, e.certs, e.url, e.done = srv, certs, "https://"+net.JoinHostPort(host, port), make(chan struct{})
+	go func() {
+		defer close(e.done)
+		if err := srv.Serve(tls.NewListener(ln, srv.TLSConfig)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.log.Error("the admission server stopped", "error", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutCtx)
+	}()
+	go certs.Follow(ctx, s.CertCheckInterval, e.log, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if err := e.configure(ctx, e.srv.opts.Registry(), nil); err != nil {
+			e.log.Error(err.Error())
+		}
+	})
+	e.log.Info("serving admission webhooks", "address", ln.Addr().String(), "url", e.url, "managed", s.Managed)
+	return nil
+}
+
+// loadCerts reads the certificate folder, or generates a certificate for
+// the server's names and dumps its CA when asked to.
+func (e *Engine) loadCerts(host, listenHost string) (*Certs, error) {
+	s := e.srv.opts.Settings
+	if s.CertDir != "" {
+		return FromDir(s.CertDir)
+	}
+	names := []string{host}
+	if ip := net.ParseIP(listenHost); listenHost != "" && listenHost != host && (ip == nil || !ip.IsUnspecified()) {
+		names = append(names, listenHost)
+	}
+	names = append(names, s.ExtraSANs...)
+	certs, err := SelfSigned(names, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if s.CADump != "" {
+		if err := os.WriteFile(s.CADump, certs.Bundle(), 0o644); err != nil {
+			return nil, fmt.Errorf("admission: dump the CA: %w", err)
+		}
+	}
+	return certs, nil
+}
+
+// Stop removes the webhooks of non-persistent handlers from the managed
+// configurations (so that a stopped host does not block admissions) and
+// waits for the server to stop; the server stops when the context given
+// to the first Update ends.
+func (e *Engine) Stop(ctx context.Context) {
+	e.mu.Lock()
+	err := e.configure(ctx, e.srv.opts.Registry(), func(h *registry.Handler) bool { return h.Spec.Options.Persistent })
+	done := e.done
+	e.mu.Unlock()
+	if err != nil {
+		e.log.Error(err.Error())
+	}
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// slogWriter sends the http.Server's own messages (TLS handshake errors)
+// to the log at debug level.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Debug(string(p))
+	return len(p), nil
+}

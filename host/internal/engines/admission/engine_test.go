@@ -1,0 +1,297 @@
+package admission_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// fakeCluster records the managed configurations.
+type fakeCluster struct {
+	mu      sync.Mutex
+	configs map[string]json.RawMessage // "validating/<name>", "mutating/<name>"
+	writes  int
+}
+
+func (c *fakeCluster) SetWebhooks(_ context.Context, mutating bool, name string, webhooks json.RawMessage) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kind := "validating"
+	if mutating {
+		kind = "mutating"
+	}
+	c.configs[kind+"/"+name] = webhooks
+	c.writes++
+	return nil
+}
+
+func (c *fakeCluster) validating(t *testing.T, name string) []admissionregistrationv1.ValidatingWebhook {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []admissionregistrationv1.ValidatingWebhook
+	if err := json.Unmarshal(c.configs["validating/"+name], &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (c *fakeCluster) mutating(t *testing.T, name string) []admissionregistrationv1.MutatingWebhook {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []admissionregistrationv1.MutatingWebhook
+	if err := json.Unmarshal(c.configs["mutating/"+name], &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func newEngine(t *testing.T, reg func() *registry.Registry, s settings.Admission, cluster admission.Cluster) *admission.Engine {
+	t.Helper()
+	f := newFixture(t, nil, s)
+	exec := execution.New(execution.Options{
+		Modules: func(string) execution.Module { return f.mod }, Settings: settings.Default(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	return admission.New(admission.Options{Exec: exec, Registry: reg, Settings: s,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, cluster)
+}
+
+func buildRegistry(t *testing.T, specs ...abi.HandlerSpec) *registry.Registry {
+	t.Helper()
+	reg, err := registry.New([]abi.Manifest{{ABIVersion: abi.Version, Module: abi.ModuleInfo{Name: "m"}, Handlers: specs}},
+		func(abi.ResourceSelector) (abi.ResourceRef, error) { return ref, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// The engine starts its server once a webhook handler is served, over TLS
+// 1.2+ with a generated certificate for its names, and keeps the managed
+// configurations: one webhook per handler, updated on swaps; a clean stop
+// keeps only the persistent ones.
+func TestEngine(t *testing.T) {
+	s := defaults()
+	s.Listen, s.Host, s.ExtraSANs, s.Managed = "127.0.0.1:0", "127.0.0.1", []string{"webhook.example"}, "auto.kopf-wasm.dev"
+	s.CADump = filepath.Join(t.TempDir(), "ca.pem")
+	var mu sync.Mutex
+	current := buildRegistry(t, abi.HandlerSpec{ID: "create_fn", Kind: abi.KindCreate, Resource: sel})
+	reg := func() *registry.Registry { mu.Lock(); defer mu.Unlock(); return current }
+	cluster := &fakeCluster{configs: map[string]json.RawMessage{}}
+	e := newEngine(t, reg, s, cluster)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	if err := e.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e.URL() != "" || cluster.writes != 0 {
+		t.Fatalf("the server started without webhook handlers: %q, %d writes", e.URL(), cluster.writes)
+	}
+
+	mu.Lock()
+	current = buildRegistry(t,
+		validate("check_it", abi.Options{Operations: []string{"CREATE", "UPDATE"}, IgnoreFailures: true}, abi.Filters{
+			Labels: map[string]abi.MetaFilter{"team": {Present: true}, "env": {Value: ptr("prod")}, "skip": {Absent: true}}}),
+		validate("keeper", abi.Options{Persistent: true, Subresource: "status", SideEffects: true}, abi.Filters{}),
+		mutate("defaults", abi.Options{}),
+	)
+	mu.Unlock()
+	if err := e.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(e.URL(), "https://127.0.0.1:") {
+		t.Fatalf("URL = %q", e.URL())
+	}
+	dumped, err := os.ReadFile(s.CADump)
+	if err != nil || !bytes.Equal(dumped, e.Bundle()) {
+		t.Fatalf("the CA dump: %v", err)
+	}
+
+	// TLS: trusted with the bundle, for every name; TLS 1.1 is refused.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.Bundle())
+	for _, name := range []string{"127.0.0.1", "webhook.example"} {
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: name}}}
+		resp, err := client.Post(e.URL()+"/m/keeper", "application/json",
+			bytes.NewReader(reviewOf(admissionv1.Update, "status", kex(nil, nil), kex(nil, nil), false)))
+		if err != nil {
+			t.Fatalf("as %s: %v", name, err)
+		}
+		var review admissionv1.AdmissionReview
+		_ = json.NewDecoder(resp.Body).Decode(&review)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || review.Response == nil || !review.Response.Allowed {
+			t.Fatalf("as %s: %d %+v", name, resp.StatusCode, review.Response)
+		}
+	}
+	old := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11}}}
+	if _, err := old.Post(e.URL()+"/m/keeper", "application/json", strings.NewReader("{}")); err == nil {
+		t.Error("a TLS 1.1 client was served")
+	}
+
+	vs, ms := cluster.validating(t, s.Managed), cluster.mutating(t, s.Managed)
+	if len(vs) != 2 || len(ms) != 1 {
+		t.Fatalf("%d validating and %d mutating webhooks", len(vs), len(ms))
+	}
+	v := vs[0]
+	if v.Name != "check-it.m.auto.kopf-wasm.dev" || *v.ClientConfig.URL != e.URL()+"/m/check_it" ||
+		!bytes.Equal(v.ClientConfig.CABundle, e.Bundle()) || *v.FailurePolicy != admissionregistrationv1.Ignore ||
+		*v.SideEffects != admissionregistrationv1.SideEffectClassNone || *v.MatchPolicy != admissionregistrationv1.Equivalent ||
+		*v.TimeoutSeconds != 30 {
+		t.Errorf("webhook %+v", v)
+	}
+	if r := v.Rules[0]; len(r.Operations) != 2 || r.APIGroups[0] != "kopf.dev" || r.APIVersions[0] != "v1" || r.Resources[0] != "kopfexamples" {
+		t.Errorf("rules %+v", v.Rules)
+	}
+	exprs := map[string]string{}
+	for _, x := range v.ObjectSelector.MatchExpressions {
+		exprs[x.Key] = string(x.Operator) + strings.Join(x.Values, ",")
+	}
+	if exprs["team"] != "Exists" || exprs["env"] != "Inprod" || exprs["skip"] != "DoesNotExist" {
+		t.Errorf("objectSelector %+v", v.ObjectSelector)
+	}
+	k := vs[1]
+	if k.Rules[0].Resources[0] != "kopfexamples/status" || *k.SideEffects != admissionregistrationv1.SideEffectClassNoneOnDryRun ||
+		*k.FailurePolicy != admissionregistrationv1.Fail || string(k.Rules[0].Operations[0]) != "*" || k.ObjectSelector != nil {
+		t.Errorf("webhook %+v", k)
+	}
+	if ms[0].Name != "defaults.m.auto.kopf-wasm.dev" {
+		t.Errorf("mutating webhook %+v", ms[0])
+	}
+
+	// A clean stop keeps the persistent webhook only.
+	cancel()
+	stopCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	e.Stop(stopCtx)
+	if vs, ms := cluster.validating(t, s.Managed), cluster.mutating(t, s.Managed); len(vs) != 1 || vs[0].Name != "keeper.m.auto.kopf-wasm.dev" || len(ms) != 0 {
+		t.Errorf("after the stop: %d validating, %d mutating", len(vs), len(ms))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestWebhookName(t *testing.T) {
+	for in, want := range map[string]string{
+		"check":         "check.mod.x.dev",
+		"parent/child":  "parent.child.mod.x.dev",
+		"Check_It":      "check-it.mod.x.dev",
+		"fn/spec.field": "fn.spec.field.mod.x.dev",
+		"a:b":           "ax3ab.mod.x.dev",
+	} {
+		if got := admission.WebhookName("mod", in, "x.dev"); got != want {
+			t.Errorf("WebhookName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// writeCert writes a self-signed certificate for name into dir.
+func writeCert(t *testing.T, dir, name string) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		DNSNames: []string{name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IsCA: true, BasicConstraintsValid: true,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	// Write the key first: the certificate's change is what a reload sees.
+	if err := os.WriteFile(filepath.Join(dir, admission.KeyFile), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, admission.CertFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A certificate folder is served, and its files are read again when they
+// change; a broken version keeps the previous certificate.
+func TestCertDirReload(t *testing.T) {
+	dir := t.TempDir()
+	writeCert(t, dir, "first.example")
+	certs, err := admission.FromDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := func() string {
+		c, _ := certs.GetCertificate(nil)
+		leaf, _ := x509.ParseCertificate(c.Certificate[0])
+		return leaf.Subject.CommonName
+	}
+	if name() != "first.example" || !strings.Contains(string(certs.Bundle()), "BEGIN CERTIFICATE") {
+		t.Fatalf("served %q", name())
+	}
+	if changed, err := certs.Reload(); changed || err != nil {
+		t.Fatalf("unchanged files reloaded: %v %v", changed, err)
+	}
+	time.Sleep(10 * time.Millisecond) // a new modification time
+	writeCert(t, dir, "second.example")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	go certs.Follow(ctx, 20*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { changed <- struct{}{} })
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the change was not seen")
+	}
+	if name() != "second.example" {
+		t.Fatalf("served %q after the change", name())
+	}
+	if err := os.WriteFile(filepath.Join(dir, admission.CertFile), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := certs.Reload(); err == nil || name() != "second.example" {
+		t.Errorf("a broken certificate: %v, serving %q", err, name())
+	}
+}
+
+func TestSelfSignedNames(t *testing.T) {
+	certs, err := admission.SelfSigned([]string{"10.0.0.1", "svc.ns.svc", "localhost"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := certs.GetCertificate(nil)
+	leaf, _ := x509.ParseCertificate(c.Certificate[0])
+	if leaf.Subject.CommonName != "svc.ns.svc" || len(leaf.IPAddresses) != 1 || len(leaf.DNSNames) != 2 {
+		t.Errorf("certificate %v %v %v", leaf.Subject, leaf.IPAddresses, leaf.DNSNames)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certs.Bundle())
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "svc.ns.svc"}); err != nil {
+		t.Errorf("not signed by the bundle's CA: %v", err)
+	}
+	if _, err := admission.SelfSigned(nil, time.Now()); err == nil {
+		t.Error("a certificate without names")
+	}
+}

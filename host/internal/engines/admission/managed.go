@@ -1,0 +1,174 @@
+package admission
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+)
+
+// Webhooks are the entries of the managed configurations.
+type Webhooks struct {
+	Validating []admissionregistrationv1.ValidatingWebhook
+	Mutating   []admissionregistrationv1.MutatingWebhook
+}
+
+// Endpoint says how the API server reaches the server.
+type Endpoint struct {
+	// URL is the server's base URL, "https://host:port".
+	URL string
+	// CABundle is the PEM the API server trusts the server's certificate
+	// with.
+	CABundle []byte
+	// TimeoutSeconds is every webhook's timeoutSeconds.
+	TimeoutSeconds int32
+}
+
+// WebhooksOf builds one webhook per validating and mutating handler of
+// reg, as Kopf's managed configurations have them: named
+// "<id>.<module>.<managed>", with rules from the handler's resource,
+// operations and subresource, an objectSelector from its label filters,
+// failurePolicy Ignore when it ignores failures (else Fail), sideEffects
+// NoneOnDryRun when it declares side effects (else None), matchPolicy
+// Equivalent, and a client config by URL to its path. keep, when set,
+// selects the handlers to include (the persistent ones on a clean stop).
+func WebhooksOf(reg *registry.Registry, managed string, ep Endpoint, keep func(*registry.Handler) bool) Webhooks {
+	var out Webhooks
+	if reg == nil {
+		return out
+	}
+	equivalent := admissionregistrationv1.Equivalent
+	for _, ref := range reg.Resources() {
+		for _, h := range reg.Handlers(ref, abi.KindValidate, abi.KindMutate) {
+			if keep != nil && !keep(h) {
+				continue
+			}
+			opts := h.Spec.Options
+			failure := admissionregistrationv1.Fail
+			if opts.IgnoreFailures {
+				failure = admissionregistrationv1.Ignore
+			}
+			sideEffects := admissionregistrationv1.SideEffectClassNone
+			if opts.SideEffects {
+				sideEffects = admissionregistrationv1.SideEffectClassNoneOnDryRun
+			}
+			url := ep.URL + HandlerPath(h.Module, h.ID())
+			timeout := ep.TimeoutSeconds
+			name := WebhookName(h.Module, h.ID(), managed)
+			cc := admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ep.CABundle}
+			rules := []admissionregistrationv1.RuleWithOperations{rule(h)}
+			sel := objectSelector(h.Spec.Filters.Labels)
+			versions := []string{"v1", "v1beta1"}
+			if h.Kind() == abi.KindValidate {
+				out.Validating = append(out.Validating, admissionregistrationv1.ValidatingWebhook{
+					Name: name, ClientConfig: cc, Rules: rules, FailurePolicy: &failure, MatchPolicy: &equivalent,
+					ObjectSelector: sel, SideEffects: &sideEffects, TimeoutSeconds: &timeout, AdmissionReviewVersions: versions,
+				})
+			} else {
+				out.Mutating = append(out.Mutating, admissionregistrationv1.MutatingWebhook{
+					Name: name, ClientConfig: cc, Rules: rules, FailurePolicy: &failure, MatchPolicy: &equivalent,
+					ObjectSelector: sel, SideEffects: &sideEffects, TimeoutSeconds: &timeout, AdmissionReviewVersions: versions,
+				})
+			}
+		}
+	}
+	return out
+}
+
+// rule is the handler's resource, operations and subresource.
+func rule(h *registry.Handler) admissionregistrationv1.RuleWithOperations {
+	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll}
+	if len(h.Spec.Options.Operations) > 0 {
+		ops = ops[:0]
+		for _, op := range h.Spec.Options.Operations {
+			ops = append(ops, admissionregistrationv1.OperationType(op))
+		}
+	}
+	resources := []string{h.Resource.Plural}
+	switch sub := h.Spec.Options.Subresource; sub {
+	case "":
+	case "*":
+		resources = append(resources, h.Resource.Plural+"/*")
+	default:
+		resources = []string{h.Resource.Plural + "/" + sub}
+	}
+	scope := admissionregistrationv1.AllScopes
+	return admissionregistrationv1.RuleWithOperations{
+		Operations: ops,
+		Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{h.Resource.Group}, APIVersions: []string{h.Resource.Version},
+			Resources: resources, Scope: &scope,
+		},
+	}
+}
+
+// objectSelector turns label filters into match expressions: a value is
+// In, present Exists, absent DoesNotExist.
+func objectSelector(labels map[string]abi.MetaFilter) *metav1.LabelSelector {
+	if len(labels) == 0 {
+		return nil
+	}
+	sel := &metav1.LabelSelector{}
+	for _, key := range slices.Sorted(maps.Keys(labels)) {
+		f := labels[key]
+		req := metav1.LabelSelectorRequirement{Key: key}
+		switch {
+		case f.Value != nil:
+			req.Operator, req.Values = metav1.LabelSelectorOpIn, []string{*f.Value}
+		case f.Present:
+			req.Operator = metav1.LabelSelectorOpExists
+		case f.Absent:
+			req.Operator = metav1.LabelSelectorOpDoesNotExist
+		default:
+			continue
+		}
+		sel.MatchExpressions = append(sel.MatchExpressions, req)
+	}
+	return sel
+}
+
+// WebhookName is a handler's webhook name, "<id>.<module>.<managed>": the
+// id and module lower-cased, "/" turned into ".", "_" into "-", and any
+// other character a DNS name cannot hold hex-encoded as "x<hex>".
+func WebhookName(module, id, managed string) string {
+	return dnsPart(id) + "." + dnsPart(module) + "." + managed
+}
+
+func dnsPart(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			b.WriteRune(r)
+		case r == '/':
+			b.WriteByte('.')
+		case r == '_':
+			b.WriteByte('-')
+		default:
+			fmt.Fprintf(&b, "x%x", r)
+		}
+	}
+	return strings.Trim(b.String(), "-.")
+}
+
+// JSON encodes the entries of one configuration as the list under
+// "webhooks".
+func (w Webhooks) JSON(mutating bool) (json.RawMessage, error) {
+	if mutating {
+		if w.Mutating == nil {
+			return json.RawMessage("[]"), nil
+		}
+		return json.Marshal(w.Mutating)
+	}
+	if w.Validating == nil {
+		return json.RawMessage("[]"), nil
+	}
+	return json.Marshal(w.Validating)
+}
