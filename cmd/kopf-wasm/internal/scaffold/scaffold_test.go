@@ -76,3 +76,47 @@ func templatesOut() []string {
 	}
 	return out
 }
+
+// TestWriteLangs: the Rust and AssemblyScript sets refer to the SDK by the
+// path given, seen from where each file is used (the build runs in the
+// module's folder; imports are relative to assembly/ and test/).
+func TestWriteLangs(t *testing.T) {
+	for _, tt := range []struct {
+		lang  string
+		files int
+		want  map[string]string // file: text it must hold
+	}{
+		{Rust, len(files[Rust]), map[string]string{
+			"Cargo.toml":         `kopf = { path = "../sdk/rust" }`,
+			".cargo/config.toml": `directory = "/usr/share/cargo/registry"`,
+			"src/lib.rs":         `m.on_create(GROUP, VERSION, PLURAL, "create", create);`,
+		}},
+		{AssemblyScript, len(files[AssemblyScript]), map[string]string{
+			"asconfig.json":     `"use": ["abort=../sdk/assemblyscript/assembly/host/kopfAbort"]`,
+			"assembly/index.ts": `from "../../sdk/assemblyscript/assembly/index";`,
+			"test/run.mjs":      `from "../../sdk/assemblyscript/test/fakehost.mjs";`,
+			"package.json":      `"@kopf-wasm/guest-sdk-assemblyscript": "file:../sdk/assemblyscript"`,
+		}},
+	} {
+		t.Run(tt.lang, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "w")
+			p, err := Params{Lang: tt.lang, Kind: "Widget"}.Defaults(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Write(dir, p); err == nil || !strings.Contains(err.Error(), "needs the path of the SDK") {
+				t.Errorf("Write without SDKDir: error = %v", err)
+			}
+			p.SDKDir = "../sdk/" + tt.lang
+			written, err := Write(dir, p)
+			if err != nil || len(written) != tt.files {
+				t.Fatalf("Write = %v, %v", written, err)
+			}
+			for name, text := range tt.want {
+				if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !strings.Contains(string(b), text) {
+					t.Errorf("%s lacks %q:\n%s", name, text, b)
+				}
+			}
+		})
+	}
+}
