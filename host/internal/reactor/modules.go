@@ -24,7 +24,8 @@ func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module) error {
 	}
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
-	for _, ref := range reg.Resources() {
+	o.reg.Store(reg)
+	for _, ref := range watched(reg) {
 		key := refString(ref)
 		if o.served[key] == nil {
 			o.served[key] = &served{res: resolved[key]}
@@ -95,9 +96,11 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 	old := o.modules
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
+	o.reg.Store(reg)
+	runCtx := o.runCtx
 	wanted := map[string]bool{}
 	var started []string
-	for _, ref := range reg.Resources() {
+	for _, ref := range watched(reg) {
 		key := refString(ref)
 		wanted[key] = true
 		if o.served[key] == nil {
@@ -141,10 +144,33 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 	for _, key := range keys {
 		o.queue.Add(key)
 	}
+	if runCtx != nil {
+		// The server starts with the first webhook handler; the managed
+		// configurations follow the handlers.
+		if err := o.admission.Update(runCtx); err != nil {
+			o.log.Error(err.Error())
+		}
+	}
 	for name, m := range old {
 		if modules[name] != m {
 			go m.Close() // waits for its calls in flight
 		}
 	}
 	return nil
+}
+
+// watched are the resources whose objects the operator watches: those with
+// a handler other than a webhook (webhook handlers get their objects in
+// the admission reviews).
+func watched(reg *registry.Registry) []abi.ResourceRef {
+	var out []abi.ResourceRef
+	for _, ref := range reg.Resources() {
+		for _, h := range reg.Handlers(ref) {
+			if !h.Kind().IsWebhook() {
+				out = append(out, ref)
+				break
+			}
+		}
+	}
+	return out
 }

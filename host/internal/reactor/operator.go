@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
@@ -71,6 +73,12 @@ type Operator struct {
 	// current is the module set the executor calls, replaced (never
 	// changed) by a swap, so that timers and daemons read it without mu.
 	current atomic.Pointer[map[string]*wasmrt.Module]
+	// reg is the registry the admission engine reads, replaced with the
+	// module set.
+	reg atomic.Pointer[registry.Registry]
+	// admission serves the webhook handlers and keeps the managed
+	// webhook configurations.
+	admission *admission.Engine
 
 	// mu guards the module set: cycles hold it for reading, a swap of
 	// modules for writing, so every cycle runs on one version.
@@ -128,6 +136,9 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	if err := o.install(ctx, opts.Modules); err != nil {
 		return nil, err
 	}
+	o.admission = admission.New(admission.Options{
+		Exec: o.exec, Registry: o.reg.Load, Memo: o.memoOf, Settings: opts.Settings.Admission, Logger: o.log,
+	}, o.kube)
 	o.spawner = spawning.New(spawning.Options{
 		Exec: o.exec, Modules: slices.Collect(maps.Keys(o.modules)), Logger: o.log, ObserveTimer: opts.ObserveTimer,
 		MaxDaemons: opts.Settings.Execution.MaxDaemons,
@@ -151,6 +162,11 @@ func (o *Operator) Run(ctx context.Context) error {
 		return fmt.Errorf("reactor: %w", err)
 	}
 	defer o.cleanup()
+	// Admission is served from the start, whatever happens to change
+	// handling (as Kopf's webhooks).
+	if err := o.admission.Update(ctx); err != nil {
+		return fmt.Errorf("reactor: %w", err)
+	}
 	o.mu.Lock()
 	o.runCtx = ctx
 	var err error
@@ -173,6 +189,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.wg.Wait()
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
 	o.spawner.Shutdown(stopCtx)
+	o.admission.Stop(stopCtx)
 	cancel()
 	o.mu.RLock()
 	var watches []*kube.Watch
@@ -238,6 +255,18 @@ func (o *Operator) module(name string) execution.Module {
 		if m := (*set)[name]; m != nil {
 			return m
 		}
+	}
+	return nil
+}
+
+// memoOf is the memo of an object, for webhook handlers (nil when the
+// operator has none).
+func (o *Operator) memoOf(ref abi.ResourceRef, namespace, name string) json.RawMessage {
+	key := objectKey{resource: refString(ref), namespace: namespace, name: name}
+	o.mem.mu.Lock()
+	defer o.mem.mu.Unlock()
+	if m := o.mem.m[key]; m != nil {
+		return m.memo
 	}
 	return nil
 }

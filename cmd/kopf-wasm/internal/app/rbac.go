@@ -24,7 +24,10 @@ The rules are the host's own needs plus every permission the modules declare
 (kopf.Permit). The host's needs, for each resource a handler selects: get,
 list, watch and patch on it and patch on its status; create on core events;
 and, for a ClusterRole, list and watch on namespaces (to follow namespace
-patterns). Discovery needs no rule.
+patterns). Validating and mutating handlers need nothing on their resources;
+when a module has any, a ClusterRole also gets create and patch on
+validatingwebhookconfigurations and mutatingwebhookconfigurations (for
+--webhook-managed; a Role cannot grant them). Discovery needs no rule.
 
 A handler's resource may be named by its plural, singular, kind or short
 name. Offline, the plural is resolved thus: the other names of common

@@ -23,6 +23,8 @@ type runOptions struct {
 	moduleResources bool
 	// config is a YAML file of settings.
 	config string
+	// webhook flags override settings.Admission when given.
+	webhookListen, webhookHost, webhookCertDir, webhookManaged, webhookCADump string
 }
 
 const runLong = `Run an operator: load the modules, connect to the cluster and serve the
@@ -36,8 +38,20 @@ at the registry, or, when that is unreachable, served from the cache with
 the digest last seen for it and a warning.
 
 The host serves create, update, delete, resume, field and event handlers,
-timers, daemons, and startup and cleanup activities (indices, webhooks and
-probes load but are not run yet). Peering is not implemented: the host runs
+timers, daemons, startup and cleanup activities, and validating and mutating
+admission webhooks (indices and probes load but are not run yet).
+
+Webhooks: once a module declares a validating or mutating handler, the host
+serves AdmissionReviews over HTTPS on --webhook-listen (default :9443), one
+path per handler, /<module>/<handler-id>. Without --webhook-cert-dir it
+generates a CA and a certificate for --webhook-host (and
+settings admission.extraSANs) at start; --webhook-ca-dump writes that CA.
+With --webhook-cert-dir it serves tls.crt and tls.key from the folder and
+reads them again when they change. With --webhook-managed NAME it creates
+and keeps up to date a ValidatingWebhookConfiguration and a
+MutatingWebhookConfiguration named NAME, one webhook per handler, pointing at
+https://<webhook-host>:<port>/<module>/<handler-id>, and on a clean stop
+removes the entries of handlers that are not persistent. Peering is not implemented: the host runs
 as Kopf's --standalone does, and -P/--peering and -p/--priority are refused.
 
 Module files are checked every second and modules served by an OCI tag every
@@ -69,6 +83,10 @@ Example - Serve every module of a folder in the whole cluster, with JSON logs:
 Example - Serve namespaces "team-*" except "team-test", with a liveness endpoint:
   kopf-wasm run -n 'team-*,!team-test' -L http://0.0.0.0:8080/healthz handlers.wasm
 
+Example - Serve webhooks to a local control plane, with managed configurations:
+  kopf-wasm run -A --webhook-listen 127.0.0.1:9443 --webhook-host 127.0.0.1 \
+    --webhook-managed auto.kopf-wasm.dev handlers.wasm
+
 Example - Serve with the settings of a file:
   kopf-wasm run -A --config settings.yaml handlers.wasm`
 
@@ -99,6 +117,10 @@ func runCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o.applyWebhookFlags(cmd, &s)
+			if err := s.Validate(); err != nil {
+				return clierr.Usagef(err, "")
+			}
 			return host.Run(cmd.Context(), host.Options{
 				Modules: modules, Kubeconfig: o.Kubeconfig, Context: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
@@ -118,7 +140,32 @@ func runCmd(g *globals) *cobra.Command {
 		"also serve the modules named by Module resources (kopf-wasm.dev/v1) in the cluster")
 	fs.StringVar(&o.config, "config", "",
 		"read the settings from this YAML file (keys and defaults: docs/settings.md)")
+	fs.StringVar(&o.webhookListen, "webhook-listen", "",
+		"address of the admission webhook server, host:port (port 0: a free one; default :9443, settings admission.listen)")
+	fs.StringVar(&o.webhookHost, "webhook-host", "",
+		"host name or IP address under which the API server reaches the webhook server (URLs and certificate; settings admission.host)")
+	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "",
+		"serve tls.crt and tls.key from this folder, reloaded when they change, instead of a generated certificate (settings admission.certDir)")
+	fs.StringVar(&o.webhookManaged, "webhook-managed", "",
+		"create and maintain webhook configurations of this name for the webhook handlers, e.g. auto.kopf-wasm.dev (settings admission.managed)")
+	fs.StringVar(&o.webhookCADump, "webhook-ca-dump", "",
+		"write the generated CA certificate (PEM) to this file (settings admission.caDump)")
 	return cmd
+}
+
+// applyWebhookFlags puts the webhook flags that were given over the
+// settings.
+func (o *runOptions) applyWebhookFlags(cmd *cobra.Command, s *settings.Settings) {
+	set := func(flag string, value string, dst *string) {
+		if cmd.Flags().Changed(flag) {
+			*dst = value
+		}
+	}
+	set("webhook-listen", o.webhookListen, &s.Admission.Listen)
+	set("webhook-host", o.webhookHost, &s.Admission.Host)
+	set("webhook-cert-dir", o.webhookCertDir, &s.Admission.CertDir)
+	set("webhook-managed", o.webhookManaged, &s.Admission.Managed)
+	set("webhook-ca-dump", o.webhookCADump, &s.Admission.CADump)
 }
 
 // runSettings are the settings of run: the defaults, with the compile cache

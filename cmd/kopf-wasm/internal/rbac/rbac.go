@@ -8,7 +8,11 @@
 // results) and patch on its status subresource; create on core events (the
 // events the host and the handlers post). A ClusterRole also gets list and
 // watch on namespaces, which the host uses to follow namespace patterns
-// (-n 'team-*'). Discovery (/api, /apis) needs no rule: every
+// (-n 'team-*'). Validating and mutating handlers get their objects in the
+// admission reviews and need nothing on their resources; when a module has
+// any, a ClusterRole gets create and patch on validatingwebhookconfigurations
+// and mutatingwebhookconfigurations, for the managed configurations (a Role
+// cannot grant them: they are cluster-scoped). Discovery (/api, /apis) needs no rule: every
 // authenticated user may read it (the system:discovery role).
 package rbac
 
@@ -83,6 +87,7 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 		return nil, nil, fmt.Errorf("rbac: empty name")
 	}
 	perms := map[[2]string]map[string]bool{}
+	webhooks := false
 	grant := func(group, resource string, verbs ...string) {
 		k := [2]string{group, resource}
 		if perms[k] == nil {
@@ -95,6 +100,10 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 	for _, m := range manifests {
 		for _, h := range m.Handlers {
 			if h.Kind.IsActivity() {
+				continue
+			}
+			if h.Kind.IsWebhook() {
+				webhooks = true
 				continue
 			}
 			if h.Resource == nil || h.Resource.Name == "" {
@@ -117,6 +126,15 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 	grant("", "events", "create")
 	if scope.Namespace == "" {
 		grant("", "namespaces", "list", "watch")
+	}
+	if webhooks {
+		if scope.Namespace == "" {
+			grant("admissionregistration.k8s.io", "validatingwebhookconfigurations", "create", "patch")
+			grant("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "create", "patch")
+		} else {
+			notes = append(notes, "the modules have webhook handlers: a Role cannot grant the cluster-scoped webhook configurations "+
+				"that the host manages with admission.managed; use a ClusterRole (no --namespace) or configure the webhooks yourself")
+		}
 	}
 	return objects(name, scope, rules(perms)), slices.Compact(notes), nil
 }

@@ -100,6 +100,18 @@ func TestGenerateRules(t *testing.T) {
 			rule("example.com", []string{"widgets/status"}, "patch"),
 			hostOwn[2], hostOwn[3],
 		}, 1},
+		{"webhook handlers: the managed configurations, nothing on their resource", "", []abi.Manifest{
+			manifest("w", []abi.HandlerSpec{
+				handler("v", abi.KindValidate, "example.com", "widgets"),
+				handler("m", abi.KindMutate, "example.com", "widgets"),
+			}),
+		}, []Rule{
+			hostOwn[0], hostOwn[1],
+			rule("admissionregistration.k8s.io", []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, "create", "patch"),
+		}, 0},
+		{"webhook handlers in a namespace: a note", "team-a", []abi.Manifest{
+			manifest("w", []abi.HandlerSpec{handler("v", abi.KindValidate, "example.com", "widgets")}),
+		}, []Rule{hostOwn[0]}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,73 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The webhook configurations the admission engine manages.
+var (
+	validatingWebhookConfigurations = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
+	mutatingWebhookConfigurations   = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}
+)
+
+// SetWebhooks makes the ValidatingWebhookConfiguration (or, when mutating
+// is set, the MutatingWebhookConfiguration) named name hold exactly
+// webhooks (a JSON list of webhook entries): it creates the configuration
+// when it does not exist (a create that finds one is fine), and otherwise
+// replaces its webhooks with a merge patch, as Kopf's managed
+// configurations do. The configuration is labelled as managed by the
+// host's field manager.
+func (c *Client) SetWebhooks(ctx context.Context, mutating bool, name string, webhooks json.RawMessage) error {
+	gvr, kind := validatingWebhookConfigurations, "ValidatingWebhookConfiguration"
+	if mutating {
+		gvr, kind = mutatingWebhookConfigurations, "MutatingWebhookConfiguration"
+	}
+	var list []any
+	if err := json.Unmarshal(webhooks, &list); err != nil {
+		return fmt.Errorf("kube: %s %s: the webhooks are not a JSON list: %w", kind, name, err)
+	}
+	ri := c.dyn.Resource(gvr)
+	patch, err := json.Marshal(map[string]any{"webhooks": webhooks})
+	if err != nil {
+		return err
+	}
+	info := reqInfo{verb: "patch", resource: gvrString(gvr), name: name}
+	err = c.retry.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
+		_, err := ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: c.kube.FieldManager})
+		return err
+	})
+	if !errors.Is(err, ErrGone) {
+		if err != nil {
+			return fmt.Errorf("kube: %w", err)
+		}
+		return nil
+	}
+	if list == nil {
+		list = []any{}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvr.GroupVersion().String(), "kind": kind,
+		"metadata": map[string]any{"name": name, "labels": map[string]any{"app.kubernetes.io/managed-by": c.kube.FieldManager}},
+		"webhooks": list,
+	}}
+	info.verb = "create"
+	err = c.retry.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
+		_, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: c.kube.FieldManager})
+		return err
+	})
+	if errors.Is(err, ErrExists) { // created meanwhile: patch it
+		return c.SetWebhooks(ctx, mutating, name, webhooks)
+	}
+	if err != nil {
+		return fmt.Errorf("kube: %w", err)
+	}
+	return nil
+}
