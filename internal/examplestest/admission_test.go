@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -211,6 +213,79 @@ func TestAdmission(t *testing.T) {
 	if err := webhookCount("mutatingwebhookconfigurations", managed, 0)(); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestAdmissionFollowsSwaps: the managed configurations follow the module
+// file as it is swapped: a version without webhook handlers empties them
+// (the server keeps running), the webhook version fills them again.
+func TestAdmissionFollowsSwaps(t *testing.T) {
+	const ns, managed = "ex-admission-swap", "swap.kopf-wasm.dev"
+	createObject(t, gvr("", "v1", "namespaces"), "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+	t.Cleanup(func() {
+		_ = dyn.Resource(validatingConfigs).Delete(context.Background(), managed, metav1.DeleteOptions{})
+		_ = dyn.Resource(mutatingConfigs).Delete(context.Background(), managed, metav1.DeleteOptions{})
+	})
+	webhooks, err := os.ReadFile(wasmtest.Path(t, "09-admission"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	timers, err := os.ReadFile(wasmtest.Path(t, "07-timers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "handlers.wasm")
+	put := func(wasm []byte) {
+		t.Helper()
+		tmp := filepath.Join(dir, "next.tmp")
+		if err := os.WriteFile(tmp, wasm, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(webhooks)
+	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
+	s := settings.Default()
+	s.Admission.Listen, s.Admission.Host, s.Admission.Managed = "127.0.0.1:0", "127.0.0.1", managed
+	s.Modules.ReloadInterval = 200 * time.Millisecond
+	logs := &e2etest.LogBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- host.Run(ctx, host.Options{
+			Modules: []string{file}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns},
+			Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("operator: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the operator did not stop within 30s")
+		}
+		if t.Failed() {
+			t.Logf("operator logs:\n%s", logs.String())
+		}
+	})
+	counts := func(v, m int) func() error {
+		return func() error {
+			if err := webhookCount("validatingwebhookconfigurations", managed, v)(); err != nil {
+				return err
+			}
+			return webhookCount("mutatingwebhookconfigurations", managed, m)()
+		}
+	}
+	e2etest.Eventually(t, 60*time.Second, "the webhooks of the first version", counts(3, 1))
+	put(timers)
+	e2etest.Eventually(t, 60*time.Second, "no webhooks after the swap", counts(0, 0))
+	put(webhooks)
+	e2etest.Eventually(t, 60*time.Second, "the webhooks back after the second swap", counts(3, 1))
 }
 
 func asStatus(err error, into *apierrors.APIStatus) bool {

@@ -162,11 +162,6 @@ func (o *Operator) Run(ctx context.Context) error {
 		return fmt.Errorf("reactor: %w", err)
 	}
 	defer o.cleanup()
-	// Admission is served from the start, whatever happens to change
-	// handling (as Kopf's webhooks).
-	if err := o.admission.Update(ctx); err != nil {
-		return fmt.Errorf("reactor: %w", err)
-	}
 	o.mu.Lock()
 	o.runCtx = ctx
 	var err error
@@ -176,6 +171,13 @@ func (o *Operator) Run(ctx context.Context) error {
 		}
 	}
 	o.mu.Unlock()
+	if err == nil {
+		// Webhooks are served from now on, whatever happens to change
+		// handling (as Kopf's); a swap from now on updates them too.
+		if err = o.admission.Update(ctx); err != nil {
+			err = fmt.Errorf("reactor: %w", err)
+		}
+	}
 	if err != nil {
 		o.queue.ShutDown()
 		return err
