@@ -277,6 +277,14 @@ type Admission struct {
 	// one webhook per handler (Kopf's settings.admission.managed, e.g.
 	// "auto.kopf.dev"). Empty: none; configure the webhooks yourself.
 	Managed string `json:"managed"`
+	// Service, "namespace/name", makes the managed webhooks reach the
+	// server through that Service (a host inside the cluster) instead of
+	// by URL; the generated certificate then also names
+	// name.namespace.svc and name.namespace.svc.cluster.local. Empty: by
+	// URL, https://<host>:<port>.
+	Service string `json:"service"`
+	// ServicePort is the Service's port that forwards to the server.
+	ServicePort int `json:"servicePort"`
 	// TimeoutSeconds is the managed webhooks' timeoutSeconds (1 to 30),
 	// and the time a review may take when the API server names none.
 	TimeoutSeconds int `json:"timeoutSeconds"`
@@ -331,6 +339,7 @@ func Default() Settings {
 		Admission: Admission{
 			Listen:            ":9443",
 			CertCheckInterval: 10 * time.Second,
+			ServicePort:       443,
 			TimeoutSeconds:    30,
 			TimeoutMargin:     500 * time.Millisecond,
 			MaxRequestBytes:   16 << 20,

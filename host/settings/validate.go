@@ -151,6 +151,15 @@ func (s Settings) Validate() error {
 	if a.Managed != "" && (len(a.Managed) > 253 || !dnsSubdomain.MatchString(a.Managed)) {
 		v.fail("admission.managed", "must be a DNS subdomain (lower case, digits, '-' and '.'), got %q", a.Managed)
 	}
+	if a.Service != "" {
+		ns, name, ok := strings.Cut(a.Service, "/")
+		if !ok || !dnsSubdomain.MatchString(ns) || !dnsSubdomain.MatchString(name) || strings.Contains(ns+name, ".") {
+			v.fail("admission.service", "must be namespace/name, got %q", a.Service)
+		}
+	}
+	if a.ServicePort < 1 || a.ServicePort > 65535 {
+		v.fail("admission.servicePort", "must be 1 to 65535, got %d", a.ServicePort)
+	}
 	if a.TimeoutSeconds < 1 || a.TimeoutSeconds > 30 {
 		v.fail("admission.timeoutSeconds", "must be 1 to 30 (the API server's range), got %d", a.TimeoutSeconds)
 	}

@@ -24,7 +24,7 @@ type runOptions struct {
 	// config is a YAML file of settings.
 	config string
 	// webhook flags override settings.Admission when given.
-	webhookListen, webhookHost, webhookCertDir, webhookManaged, webhookCADump string
+	webhookListen, webhookHost, webhookCertDir, webhookManaged, webhookCADump, webhookService string
 }
 
 const runLong = `Run an operator: load the modules, connect to the cluster and serve the
@@ -50,8 +50,10 @@ With --webhook-cert-dir it serves tls.crt and tls.key from the folder and
 reads them again when they change. With --webhook-managed NAME it creates
 and keeps up to date a ValidatingWebhookConfiguration and a
 MutatingWebhookConfiguration named NAME, one webhook per handler, pointing at
-https://<webhook-host>:<port>/<module>/<handler-id>, and on a clean stop
-removes the entries of handlers that are not persistent. Peering is not implemented: the host runs
+https://<webhook-host>:<port>/<module>/<handler-id> (or, with
+--webhook-service NAMESPACE/NAME for a host inside the cluster, at that
+Service), and on a clean stop removes the entries of handlers that are not
+persistent. Peering is not implemented: the host runs
 as Kopf's --standalone does, and -P/--peering and -p/--priority are refused.
 
 Module files are checked every second and modules served by an OCI tag every
@@ -148,6 +150,8 @@ func runCmd(g *globals) *cobra.Command {
 		"serve tls.crt and tls.key from this folder, reloaded when they change, instead of a generated certificate (settings admission.certDir)")
 	fs.StringVar(&o.webhookManaged, "webhook-managed", "",
 		"create and maintain webhook configurations of this name for the webhook handlers, e.g. auto.kopf-wasm.dev (settings admission.managed)")
+	fs.StringVar(&o.webhookService, "webhook-service", "",
+		"NAMESPACE/NAME of a Service that forwards to the webhook server (a host inside the cluster): the managed webhooks use it instead of a URL (settings admission.service, port admission.servicePort)")
 	fs.StringVar(&o.webhookCADump, "webhook-ca-dump", "",
 		"write the generated CA certificate (PEM) to this file (settings admission.caDump)")
 	return cmd
@@ -166,6 +170,7 @@ func (o *runOptions) applyWebhookFlags(cmd *cobra.Command, s *settings.Settings)
 	set("webhook-cert-dir", o.webhookCertDir, &s.Admission.CertDir)
 	set("webhook-managed", o.webhookManaged, &s.Admission.Managed)
 	set("webhook-ca-dump", o.webhookCADump, &s.Admission.CADump)
+	set("webhook-service", o.webhookService, &s.Admission.Service)
 }
 
 // runSettings are the settings of run: the defaults, with the compile cache

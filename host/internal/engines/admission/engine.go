@@ -11,8 +11,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -112,7 +115,12 @@ func (e *Engine) configure(ctx context.Context, reg *registry.Registry, keep fun
 		return nil
 	}
 	s := e.srv.opts.Settings
-	hooks := WebhooksOf(reg, s.Managed, Endpoint{URL: e.url, CABundle: e.certs.Bundle(), TimeoutSeconds: int32(s.TimeoutSeconds)}, keep)
+	ep := Endpoint{URL: e.url, CABundle: e.certs.Bundle(), TimeoutSeconds: int32(s.TimeoutSeconds)}
+	if ns, name, ok := strings.Cut(s.Service, "/"); ok {
+		port := int32(s.ServicePort)
+		ep.Service = &admissionregistrationv1.ServiceReference{Namespace: ns, Name: name, Port: &port}
+	}
+	hooks := WebhooksOf(reg, s.Managed, ep, keep)
 	var errs []error
 	for _, mutating := range []bool{false, true} {
 		list, err := hooks.JSON(mutating)
@@ -179,7 +187,7 @@ func (e *Engine) start(ctx context.Context) error {
 			e.log.Error(err.Error())
 		}
 	})
-	e.log.Info("serving admission webhooks", "address", ln.Addr().String(), "url", e.url, "managed", s.Managed)
+	e.log.Info("serving admission webhooks", "address", ln.Addr().String(), "url", e.url, "service", s.Service, "managed", s.Managed)
 	return nil
 }
 
@@ -193,6 +201,9 @@ func (e *Engine) loadCerts(host, listenHost string) (*Certs, error) {
 	names := []string{host}
 	if ip := net.ParseIP(listenHost); listenHost != "" && listenHost != host && (ip == nil || !ip.IsUnspecified()) {
 		names = append(names, listenHost)
+	}
+	if ns, name, ok := strings.Cut(s.Service, "/"); ok {
+		names = append(names, name+"."+ns+".svc", name+"."+ns+".svc.cluster.local")
 	}
 	names = append(names, s.ExtraSANs...)
 	certs, err := SelfSigned(names, time.Now())

@@ -295,3 +295,33 @@ func TestSelfSignedNames(t *testing.T) {
 		t.Error("a certificate without names")
 	}
 }
+
+// With a Service, the managed webhooks reach the server through it, and
+// the generated certificate names the Service.
+func TestServiceClientConfig(t *testing.T) {
+	s := defaults()
+	s.Listen, s.Managed, s.Service = "127.0.0.1:0", "auto.kopf-wasm.dev", "ops/kopf-wasm"
+	reg := buildRegistry(t, validate("check", abi.Options{}, abi.Filters{}))
+	cluster := &fakeCluster{configs: map[string]json.RawMessage{}}
+	e := newEngine(t, func() *registry.Registry { return reg }, s, cluster)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	vs := cluster.validating(t, s.Managed)
+	if len(vs) != 1 {
+		t.Fatalf("%d webhooks", len(vs))
+	}
+	svc := vs[0].ClientConfig.Service
+	if vs[0].ClientConfig.URL != nil || svc == nil || svc.Namespace != "ops" || svc.Name != "kopf-wasm" || *svc.Port != 443 || *svc.Path != "/m/check" {
+		t.Fatalf("client config %+v", vs[0].ClientConfig)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.Bundle())
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(e.URL(), "https://"), &tls.Config{RootCAs: pool, ServerName: "kopf-wasm.ops.svc"})
+	if err != nil {
+		t.Fatalf("the certificate for the Service's name: %v", err)
+	}
+	conn.Close()
+}

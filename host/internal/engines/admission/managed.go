@@ -22,8 +22,12 @@ type Webhooks struct {
 
 // Endpoint says how the API server reaches the server.
 type Endpoint struct {
-	// URL is the server's base URL, "https://host:port".
+	// URL is the server's base URL, "https://host:port"; used when Service
+	// is nil.
 	URL string
+	// Service, when set, is how the API server reaches the server from
+	// inside the cluster; each webhook gets its handler's path.
+	Service *admissionregistrationv1.ServiceReference
 	// CABundle is the PEM the API server trusts the server's certificate
 	// with.
 	CABundle []byte
@@ -37,7 +41,7 @@ type Endpoint struct {
 // operations and subresource, an objectSelector from its label filters,
 // failurePolicy Ignore when it ignores failures (else Fail), sideEffects
 // NoneOnDryRun when it declares side effects (else None), matchPolicy
-// Equivalent, and a client config by URL to its path. keep, when set,
+// Equivalent, and a client config to its path, by URL or by Service. keep, when set,
 // selects the handlers to include (the persistent ones on a clean stop).
 func WebhooksOf(reg *registry.Registry, managed string, ep Endpoint, keep func(*registry.Handler) bool) Webhooks {
 	var out Webhooks
@@ -59,10 +63,18 @@ func WebhooksOf(reg *registry.Registry, managed string, ep Endpoint, keep func(*
 			if opts.SideEffects {
 				sideEffects = admissionregistrationv1.SideEffectClassNoneOnDryRun
 			}
-			url := ep.URL + HandlerPath(h.Module, h.ID())
 			timeout := ep.TimeoutSeconds
 			name := WebhookName(h.Module, h.ID(), managed)
-			cc := admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ep.CABundle}
+			cc := admissionregistrationv1.WebhookClientConfig{CABundle: ep.CABundle}
+			if ep.Service != nil {
+				svc := *ep.Service
+				path := HandlerPath(h.Module, h.ID())
+				svc.Path = &path
+				cc.Service = &svc
+			} else {
+				url := ep.URL + HandlerPath(h.Module, h.ID())
+				cc.URL = &url
+			}
 			rules := []admissionregistrationv1.RuleWithOperations{rule(h)}
 			sel := objectSelector(h.Spec.Filters.Labels)
 			versions := []string{"v1", "v1beta1"}
