@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -49,24 +48,6 @@ type Options struct {
 	// supported.
 	Liveness string
 
-	// ShutdownTimeout, when above zero, replaces
-	// Settings.Process.ShutdownTimeout.
-	//
-	// Deprecated: set Settings.Process.ShutdownTimeout.
-	ShutdownTimeout time.Duration
-
-	// ReloadInterval, when not zero, replaces
-	// Settings.Modules.ReloadInterval; negative turns reloading off.
-	//
-	// Deprecated: set Settings.Modules.ReloadInterval (0 turns it off).
-	ReloadInterval time.Duration
-
-	// TagPollInterval, when not zero, replaces
-	// Settings.Modules.TagPollInterval; negative turns polling off.
-	//
-	// Deprecated: set Settings.Modules.TagPollInterval (0 turns it off).
-	TagPollInterval time.Duration
-
 	// ModuleResources also serves the modules that Module resources
 	// (kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name: one
 	// is loaded when its object appears, swapped when its source changes
@@ -80,22 +61,13 @@ type Options struct {
 }
 
 // withDefaults returns o with every unset field set to its default, and
-// its own copy of the settings with the deprecated overrides applied.
+// its own copy of the settings.
 func (o Options) withDefaults() Options {
 	var s settings.Settings
 	if o.Settings != nil {
 		s = *o.Settings
 	} else {
 		s = settings.Default()
-	}
-	if o.ShutdownTimeout > 0 {
-		s.Process.ShutdownTimeout = o.ShutdownTimeout
-	}
-	if o.ReloadInterval != 0 {
-		s.Modules.ReloadInterval = max(0, o.ReloadInterval)
-	}
-	if o.TagPollInterval != 0 {
-		s.Modules.TagPollInterval = max(0, o.TagPollInterval)
 	}
 	o.Settings = &s
 	if o.Logger == nil {

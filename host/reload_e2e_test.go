@@ -150,10 +150,11 @@ func TestReloadModuleFile(t *testing.T) {
 	_ = warm.Close(context.Background())
 	set := settings.Default()
 	set.Wasm.CacheDir = cacheDir
+	set.Modules.ReloadInterval = 100 * time.Millisecond
 
 	file := filepath.Join(t.TempDir(), "reload.wasm")
 	replace(t, file, wasmtest.Bytes(t, "testguests/reloadv1"))
-	logs := e.run(host.Options{Modules: []string{file}, Settings: &set, ReloadInterval: 100 * time.Millisecond})
+	logs := e.run(host.Options{Modules: []string{file}, Settings: &set})
 
 	e.create("first")
 	e.has("first", "create_fn", "v1")
@@ -185,8 +186,9 @@ func TestReloadOCITag(t *testing.T) {
 		}
 	}
 	push("testguests/reloadv1")
-	logs := e.run(host.Options{Modules: []string{ref}, Registry: reg,
-		ReloadInterval: 100 * time.Millisecond, TagPollInterval: 200 * time.Millisecond})
+	set := settings.Default()
+	set.Modules.ReloadInterval, set.Modules.TagPollInterval = 100*time.Millisecond, 200*time.Millisecond
+	logs := e.run(host.Options{Modules: []string{ref}, Registry: reg, Settings: &set})
 	e.create("obj-0")
 	e.has("obj-0", "create_fn", "v1")
 
@@ -279,7 +281,9 @@ func TestModuleResources(t *testing.T) {
 		v, _, _ := unstructured.NestedString(obj.Object, "status", field)
 		return v
 	}
-	logs := e.run(host.Options{ModuleResources: true, Registry: reg, TagPollInterval: -1})
+	set := settings.Default()
+	set.Modules.TagPollInterval = 0 // never
+	logs := e.run(host.Options{ModuleResources: true, Registry: reg, Settings: &set})
 
 	mod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf-wasm.dev/v1", "kind": "Module",
 		"metadata": map[string]any{"name": "reload"}, "spec": map[string]any{"source": repo + ":v1"}}}

@@ -134,9 +134,11 @@ func (s *suite) hostOptions(ns string, rec *recorder) host.Options {
 	set := settings.Default()
 	set.Execution.DefaultBackoff = time.Second
 	set.Wasm.CacheDir = s.cacheDir
+	set.Modules.ReloadInterval = 0 // no reloading
+	set.Process.ShutdownTimeout = patience
 	return host.Options{
 		Modules: []string{s.module}, Kubeconfig: s.env.Kubeconfig, Namespaces: []string{ns},
-		Settings: &set, Logger: slog.New(rec), ReloadInterval: -1, ShutdownTimeout: patience,
+		Settings: &set, Logger: slog.New(rec),
 	}
 }
 
