@@ -63,7 +63,28 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 		o.log.Error("handler not served: its resource is not served by the cluster; install the CRD or fix the selector",
 			"module", u.Module, "handler", u.Spec.ID, "error", u.Err)
 	}
+	o.warnUnserved(manifests)
 	return modules, reg, resolved, nil
+}
+
+// unserved are the handler kinds a module may declare (the ABI has them
+// all) that this host does not serve yet, with what the author sees.
+var unserved = map[abi.HandlerKind]string{
+	abi.KindIndex: "index handlers are not served yet: they are never called, ctx.Index() stays empty and index look-ups answer 501",
+	abi.KindProbe: "probe handlers are not served yet: they are never called and the liveness endpoint does not report them",
+}
+
+// warnUnserved logs one warning per declared handler of a kind the host
+// does not serve: a module loads, but never silently loses a handler.
+func (o *Operator) warnUnserved(manifests []abi.Manifest) {
+	for _, m := range manifests {
+		for _, h := range m.Handlers {
+			if why, ok := unserved[h.Kind]; ok {
+				o.log.Warn(fmt.Sprintf("Handler '%s' of module %q: %s.", h.ID, m.Module.Name, why),
+					"module", m.Module.Name, "handler", h.ID, "kind", string(h.Kind))
+			}
+		}
+	}
 }
 
 // watch starts the watch of one served resource; o.mu is held.
