@@ -26,6 +26,24 @@ func TestInspect(t *testing.T) {
 		!strings.HasPrefix(in.Digest, "sha256:") {
 		t.Errorf("inspect -o json: %+v (%v)", r, err)
 	}
+	if len(in.Webhooks) != 0 {
+		t.Errorf("webhooks of a module without webhook handlers: %+v", in.Webhooks)
+	}
+}
+
+// inspect lists the webhooks of validating and mutating handlers.
+func TestInspectWebhooks(t *testing.T) {
+	mod := wasmtest.Path(t, "09-admission")
+	r := run(t.Context(), "", "inspect", mod)
+	if r.code != 0 || !regexp.MustCompile(`(?m)^loop_ignore +/admission/loop_ignore +loop-ignore\.admission\.<managed> +\* +Ignore +None$`).MatchString(r.out) {
+		t.Errorf("inspect: %+v", r)
+	}
+	r = run(t.Context(), "", "inspect", "-o", "json", mod)
+	var in inspection
+	if err := json.Unmarshal([]byte(r.out), &in); err != nil || len(in.Webhooks) != 4 || in.Webhooks[0].Path != "/admission/check_field" ||
+		in.Webhooks[1].Kind != "mutate" || in.Webhooks[0].Operations[1] != "UPDATE" {
+		t.Errorf("inspect -o json: %+v (%v)", in.Webhooks, err)
+	}
 }
 
 func TestInvoke(t *testing.T) {

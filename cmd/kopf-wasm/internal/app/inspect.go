@@ -17,7 +17,10 @@ import (
 
 const inspectLong = `Print a module's manifest, offline: its name and version, its digest, its
 handlers (id, kind, resource, filters, options) and the permissions it
-declares. Nothing is run but the module's manifest export.
+declares, and for validating and mutating handlers the webhook the host
+serves: its path, its name in managed configurations ("<managed>" stands
+for --webhook-managed), operations, failure policy and side effects.
+Nothing is run but the module's manifest export.
 
 Example - Show the handlers of the example module:
   kopf-wasm inspect bin/wasm/kopfexample.wasm
@@ -30,6 +33,45 @@ type inspection struct {
 	File     string       `json:"file"`
 	Digest   string       `json:"digest"`
 	Manifest abi.Manifest `json:"manifest"`
+	Webhooks []webhook    `json:"webhooks,omitempty"`
+}
+
+// webhook is what the host serves and configures for a webhook handler.
+type webhook struct {
+	Handler       string   `json:"handler"`
+	Kind          string   `json:"kind"`
+	Path          string   `json:"path"`
+	Name          string   `json:"name"`
+	Operations    []string `json:"operations"`
+	Subresource   string   `json:"subresource,omitempty"`
+	FailurePolicy string   `json:"failurePolicy"`
+	SideEffects   string   `json:"sideEffects"`
+	Persistent    bool     `json:"persistent,omitempty"`
+}
+
+// webhooks lists the webhooks of a manifest's validating and mutating
+// handlers, as the host serves and configures them.
+func webhooks(m abi.Manifest) []webhook {
+	var out []webhook
+	for _, h := range m.Handlers {
+		if !h.Kind.IsWebhook() {
+			continue
+		}
+		w := webhook{Handler: h.ID, Kind: string(h.Kind), Path: host.WebhookPath(m.Module.Name, h.ID),
+			Name: host.WebhookName(m.Module.Name, h.ID, "<managed>"), Operations: h.Options.Operations,
+			Subresource: h.Options.Subresource, FailurePolicy: "Fail", SideEffects: "None", Persistent: h.Options.Persistent}
+		if len(w.Operations) == 0 {
+			w.Operations = []string{"*"}
+		}
+		if h.Options.IgnoreFailures {
+			w.FailurePolicy = "Ignore"
+		}
+		if h.Options.SideEffects {
+			w.SideEffects = "NoneOnDryRun"
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func inspectCmd(g *globals) *cobra.Command {
@@ -47,7 +89,7 @@ func inspectCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := inspection{File: a[0], Digest: digest, Manifest: m}
+			in := inspection{File: a[0], Digest: digest, Manifest: m, Webhooks: webhooks(m)}
 			if out.Format == "json" {
 				return writeJSON(g.streams.Out, in)
 			}
@@ -71,6 +113,13 @@ func writeManifest(w io.Writer, in inspection) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.ID, h.Kind, resourceName(h.Resource), fields(h.Filters), fields(h.Options))
 	}
 	fmt.Fprintln(tw)
+	if len(in.Webhooks) > 0 {
+		fmt.Fprintln(tw, "WEBHOOK\tPATH\tNAME\tOPERATIONS\tFAILURE POLICY\tSIDE EFFECTS")
+		for _, w := range in.Webhooks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.Handler, w.Path, w.Name, strings.Join(w.Operations, ","), w.FailurePolicy, w.SideEffects)
+		}
+		fmt.Fprintln(tw)
+	}
 	if len(m.Permissions.Kubernetes) == 0 {
 		fmt.Fprintln(tw, "Kubernetes permissions:\tnone (only the resources it handles)")
 	} else {
