@@ -42,6 +42,11 @@ const (
 	KindStartup  HandlerKind = "startup"  // @kopf.on.startup
 	KindCleanup  HandlerKind = "cleanup"  // @kopf.on.cleanup
 	KindProbe    HandlerKind = "probe"    // @kopf.on.probe
+	// KindConvert converts an object of a custom resource between the
+	// versions its CRD serves (a conversion webhook; Kopf has none). An
+	// addition to ABI v1: a host that predates it refuses the module with
+	// "unknown kind "convert"".
+	KindConvert HandlerKind = "convert"
 )
 
 // Kinds lists every handler kind of this ABI version.
@@ -49,7 +54,7 @@ func Kinds() []HandlerKind {
 	return []HandlerKind{
 		KindCreate, KindUpdate, KindDelete, KindResume, KindField, KindEvent,
 		KindTimer, KindDaemon, KindIndex, KindValidate, KindMutate,
-		KindStartup, KindCleanup, KindProbe,
+		KindStartup, KindCleanup, KindProbe, KindConvert,
 	}
 }
 

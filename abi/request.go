@@ -67,6 +67,9 @@ type Request struct {
 	Event *WatchEvent `json:"event,omitempty"`
 	// Admission is set for validate and mutate handlers.
 	Admission *AdmissionRequest `json:"admission,omitempty"`
+	// Conversion is set for convert handlers: Body is the object to
+	// convert, and the handler returns the converted object as its result.
+	Conversion *ConversionRequest `json:"conversion,omitempty"`
 	// Activity is set for startup, cleanup and probe handlers.
 	Activity HandlerKind `json:"activity,omitempty"`
 }
@@ -104,6 +107,14 @@ type DiffItem struct {
 type WatchEvent struct {
 	Type   string          `json:"type,omitempty"`
 	Object json.RawMessage `json:"object"`
+}
+
+// ConversionRequest says what a convert handler converts to.
+type ConversionRequest struct {
+	// UID is the ConversionReview's uid.
+	UID string `json:"uid"`
+	// DesiredAPIVersion is "group/version" of the result.
+	DesiredAPIVersion string `json:"desiredAPIVersion"`
 }
 
 // AdmissionRequest carries the admission-specific kwargs.

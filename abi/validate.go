@@ -77,6 +77,8 @@ func (h *HandlerSpec) validate(where string, p *problems) {
 		p.add("%s is a %s handler and takes no resource", where, h.Kind)
 	case !h.Kind.IsActivity() && (h.Resource == nil || h.Resource.Name == ""):
 		p.add("%s has no resource", where)
+	case h.Kind == KindConvert && h.Resource.Group == "":
+		p.add("%s is a convert handler of a core resource; only custom resources convert", where)
 	}
 	h.Filters.validate(where, h.Kind, p)
 	h.Options.validate(where, p)

@@ -299,6 +299,9 @@ func (c *Context) Event() *Event {
 	return c.event
 }
 
+// Conversion is what a convert handler converts to; nil for other kinds.
+func (c *Context) Conversion() *abi.ConversionRequest { return c.req.Conversion }
+
 // Admission is the admission request of a webhook, nil for other kinds.
 func (c *Context) Admission() *Admission {
 	if c.admission == nil && c.req.Admission != nil {

@@ -100,6 +100,18 @@ func OnMutate(group, version, plural string, fn Handler, opts ...Option) {
 	registered.add(abi.KindMutate, selector(group, version, plural), fn, opts)
 }
 
+// OnConvert registers a conversion webhook for a custom resource (beyond
+// Kopf): fn gets an object in one of the versions the CRD serves
+// (ctx.Body()) and returns it converted to ctx.Conversion().DesiredAPIVersion,
+// as a map or an Object; the host sets apiVersion and keeps the object's
+// name, namespace and uid. An error fails the conversion with its message.
+// version is any version the CRD serves (to find it); the host serves
+// ConversionReviews for the handler and, with managed webhooks, points the
+// CRD's spec.conversion at it.
+func OnConvert(group, version, plural string, fn Handler, opts ...Option) {
+	registered.add(abi.KindConvert, selector(group, version, plural), fn, opts)
+}
+
 // OnStartup registers a handler that runs before the operator starts
 // watching (@kopf.on.startup).
 func OnStartup(fn Handler, opts ...Option) { registered.add(abi.KindStartup, nil, fn, opts) }

@@ -52,6 +52,8 @@ func decodeSmall(req *abi.Request, key string, val []byte) error {
 		return json.Unmarshal(val, &req.Indices)
 	case "admission":
 		return json.Unmarshal(val, &req.Admission)
+	case "conversion":
+		return json.Unmarshal(val, &req.Conversion)
 	}
 	return nil // a newer host's field: ignored, as encoding/json does
 }

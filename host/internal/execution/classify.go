@@ -31,7 +31,7 @@ type Limits struct {
 // LimitsFor resolves a handler's options: unset options take the host's
 // default backoff (settings.Execution.DefaultBackoff), and the errors mode
 // defaults by kind as in Kopf (ignored for event and index handlers,
-// permanent for webhooks, temporary otherwise).
+// permanent for webhooks and conversions, temporary otherwise).
 func LimitsFor(spec abi.HandlerSpec, defaultBackoff time.Duration) Limits {
 	l := Limits{
 		Handler:      spec.ID,
@@ -54,7 +54,7 @@ func defaultErrorsMode(kind abi.HandlerKind) abi.ErrorsMode {
 	switch {
 	case kind == abi.KindEvent || kind == abi.KindIndex:
 		return abi.ErrorsIgnored
-	case kind.IsWebhook():
+	case kind.IsWebhook() || kind == abi.KindConvert:
 		return abi.ErrorsPermanent
 	}
 	return abi.ErrorsTemporary

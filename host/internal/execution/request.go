@@ -27,6 +27,8 @@ type Input struct {
 	// Admission is the admission review of a validating or mutating
 	// handler.
 	Admission *AdmissionInput
+	// Conversion is what a convert handler converts the Subject to.
+	Conversion *abi.ConversionRequest
 	// Filter makes the request a callback filter's (abi.CallWhen) rather
 	// than a handler's.
 	Filter bool
@@ -73,6 +75,11 @@ func Request(h *registry.Handler, in Input) (*abi.Request, error) {
 		if in.Event != nil {
 			req.Event = &abi.WatchEvent{Type: in.Event.Type, Object: raw}
 		}
+	}
+	if in.Conversion != nil {
+		conv := *in.Conversion
+		req.Conversion = &conv
+		return req, nil
 	}
 	if in.Admission != nil {
 		return req, admissionKwargs(req, in)

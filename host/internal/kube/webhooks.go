@@ -71,3 +71,25 @@ func (c *Client) SetWebhooks(ctx context.Context, mutating bool, name string, we
 	}
 	return nil
 }
+
+var customResourceDefinitions = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// SetConversion replaces the spec.conversion of the CRD named crd (e.g.
+// {"strategy":"Webhook","webhook":{...}}), with a JSON patch so that no
+// field of the previous conversion is left behind.
+func (c *Client) SetConversion(ctx context.Context, crd string, conversion json.RawMessage) error {
+	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/conversion", "value": conversion}})
+	if err != nil {
+		return err
+	}
+	info := reqInfo{verb: "patch", resource: gvrString(customResourceDefinitions), name: crd, jsonPatch: true}
+	err = c.retry.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
+		_, err := c.dyn.Resource(customResourceDefinitions).Patch(ctx, crd, types.JSONPatchType, patch,
+			metav1.PatchOptions{FieldManager: c.kube.FieldManager})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("kube: %w", err)
+	}
+	return nil
+}

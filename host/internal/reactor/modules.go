@@ -181,13 +181,13 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 }
 
 // watched are the resources whose objects the operator watches: those with
-// a handler other than a webhook (webhook handlers get their objects in
-// the admission reviews).
+// a handler other than a webhook (admission and conversion handlers get
+// their objects in the reviews).
 func watched(reg *registry.Registry) []abi.ResourceRef {
 	var out []abi.ResourceRef
 	for _, ref := range reg.Resources() {
 		for _, h := range reg.Handlers(ref) {
-			if !h.Kind().IsWebhook() {
+			if !h.Kind().IsWebhook() && h.Kind() != abi.KindConvert {
 				out = append(out, ref)
 				break
 			}

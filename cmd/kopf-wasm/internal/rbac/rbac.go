@@ -12,7 +12,8 @@
 // admission reviews and need nothing on their resources; when a module has
 // any, a ClusterRole gets create and patch on validatingwebhookconfigurations
 // and mutatingwebhookconfigurations, for the managed configurations (a Role
-// cannot grant them: they are cluster-scoped). Discovery (/api, /apis) needs no rule: every
+// cannot grant them: they are cluster-scoped); convert handlers, patch on
+// customresourcedefinitions (their spec.conversion). Discovery (/api, /apis) needs no rule: every
 // authenticated user may read it (the system:discovery role).
 package rbac
 
@@ -87,7 +88,7 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 		return nil, nil, fmt.Errorf("rbac: empty name")
 	}
 	perms := map[[2]string]map[string]bool{}
-	webhooks := false
+	webhooks, conversions := false, false
 	grant := func(group, resource string, verbs ...string) {
 		k := [2]string{group, resource}
 		if perms[k] == nil {
@@ -104,6 +105,10 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 			}
 			if h.Kind.IsWebhook() {
 				webhooks = true
+				continue
+			}
+			if h.Kind == abi.KindConvert {
+				conversions = true
 				continue
 			}
 			if h.Resource == nil || h.Resource.Name == "" {
@@ -126,6 +131,14 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 	grant("", "events", "create")
 	if scope.Namespace == "" {
 		grant("", "namespaces", "list", "watch")
+	}
+	if conversions {
+		if scope.Namespace == "" {
+			grant("apiextensions.k8s.io", "customresourcedefinitions", "patch")
+		} else {
+			notes = append(notes, "the modules have convert handlers: a Role cannot grant the cluster-scoped CRDs "+
+				"whose spec.conversion the host manages with admission.managed; use a ClusterRole (no --namespace)")
+		}
 	}
 	if webhooks {
 		if scope.Namespace == "" {

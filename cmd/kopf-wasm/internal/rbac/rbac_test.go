@@ -109,6 +109,12 @@ func TestGenerateRules(t *testing.T) {
 			hostOwn[0], hostOwn[1],
 			rule("admissionregistration.k8s.io", []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, "create", "patch"),
 		}, 0},
+		{"convert handlers: patch on the CRDs", "", []abi.Manifest{
+			manifest("c", []abi.HandlerSpec{handler("c", abi.KindConvert, "example.com", "widgets")}),
+		}, []Rule{
+			hostOwn[0], hostOwn[1],
+			rule("apiextensions.k8s.io", []string{"customresourcedefinitions"}, "patch"),
+		}, 0},
 		{"webhook handlers in a namespace: a note", "team-a", []abi.Manifest{
 			manifest("w", []abi.HandlerSpec{handler("v", abi.KindValidate, "example.com", "widgets")}),
 		}, []Rule{hostOwn[0]}, 1},

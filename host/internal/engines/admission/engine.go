@@ -26,6 +26,8 @@ type Cluster interface {
 	// SetWebhooks creates the configuration (validating, or mutating when
 	// mutating is set) named name, or replaces its webhooks.
 	SetWebhooks(ctx context.Context, mutating bool, name string, webhooks json.RawMessage) error
+	// SetConversion sets the spec.conversion of the CRD named crd.
+	SetConversion(ctx context.Context, crd string, conversion json.RawMessage) error
 }
 
 // Engine runs the server while the host serves webhook handlers and keeps
@@ -75,13 +77,14 @@ func (e *Engine) Bundle() []byte {
 	return e.certs.Bundle()
 }
 
-// hasWebhooks reports whether reg has a validating or mutating handler.
+// hasWebhooks reports whether reg has a validating, mutating or convert
+// handler.
 func hasWebhooks(reg *registry.Registry) bool {
 	if reg == nil {
 		return false
 	}
 	for _, ref := range reg.Resources() {
-		if len(reg.Handlers(ref, abi.KindValidate, abi.KindMutate)) > 0 {
+		if len(reg.Handlers(ref, abi.KindValidate, abi.KindMutate, abi.KindConvert)) > 0 {
 			return true
 		}
 	}
@@ -131,11 +134,44 @@ func (e *Engine) configure(ctx context.Context, reg *registry.Registry, keep fun
 			errs = append(errs, err)
 		}
 	}
+	if keep == nil { // conversions stay after a stop: objects must stay readable
+		errs = append(errs, e.configureConversions(ctx, reg, ep))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("admission: managed webhook configurations %s: %w", s.Managed, err)
 	}
 	e.log.Info("webhook configurations updated", "name", s.Managed, "validating", len(hooks.Validating), "mutating", len(hooks.Mutating))
 	return nil
+}
+
+// configureConversions points the CRD of every convert handler at it
+// (the first handler of a CRD wins, the others are logged); e.mu is held.
+func (e *Engine) configureConversions(ctx context.Context, reg *registry.Registry, ep Endpoint) error {
+	if reg == nil {
+		return nil
+	}
+	var errs []error
+	done := map[string]string{}
+	for _, ref := range reg.Resources() {
+		for _, h := range reg.Handlers(ref, abi.KindConvert) {
+			crd, conv, err := conversionFor(h, ep)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if first, dup := done[crd]; dup {
+				e.log.Error(fmt.Sprintf("Handler '%s' of module %s is not the conversion of %s: %s is", h.ID(), h.Module, crd, first))
+				continue
+			}
+			done[crd] = h.Module + "/" + h.ID()
+			if err := e.cluster.SetConversion(ctx, crd, conv); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			e.log.Info("CRD conversion set", "crd", crd, "handler", h.ID(), "module", h.Module)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // start listens and serves until ctx ends; e.mu is held.

@@ -51,6 +51,13 @@ func (c *fakeCluster) SetWebhooks(_ context.Context, mutating bool, name string,
 	return nil
 }
 
+func (c *fakeCluster) SetConversion(_ context.Context, crd string, conversion json.RawMessage) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.configs["crd/"+crd] = conversion
+	return nil
+}
+
 func (c *fakeCluster) validating(t *testing.T, name string) []admissionregistrationv1.ValidatingWebhook {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -108,34 +108,48 @@ func protocolErrorf(code int, format string, args ...any) *protocolError {
 	return &protocolError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// ServeHTTP answers one AdmissionReview.
+// ServeHTTP answers one AdmissionReview, or a ConversionReview on the path
+// of a convert handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	review, t, perr := s.decode(w, r)
+	t, data, perr := s.read(w, r)
 	if perr == nil {
-		var resp *admissionv1.AdmissionResponse
-		if resp, perr = s.review(r, t, review.Request); perr == nil {
-			s.write(w, review.APIVersion, resp)
-			return
+		var meta metav1.TypeMeta
+		_ = json.Unmarshal(data, &meta)
+		if meta.Kind == "ConversionReview" {
+			var out any
+			if out, perr = s.conversion(r, t, data); perr == nil {
+				s.writeJSON(w, out)
+				return
+			}
+		} else {
+			var review *admissionv1.AdmissionReview
+			if review, perr = decodeReview(data); perr == nil {
+				var resp *admissionv1.AdmissionResponse
+				if resp, perr = s.review(r, t, review.Request); perr == nil {
+					s.write(w, review.APIVersion, resp)
+					return
+				}
+			}
 		}
 	}
 	s.log.Warn("admission request refused", "path", r.URL.Path, "code", perr.code, "reason", perr.msg)
 	http.Error(w, perr.msg, perr.code)
 }
 
-// decode checks and decodes the request.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*admissionv1.AdmissionReview, target, *protocolError) {
+// read checks the request's method, path and type and reads its body.
+func (s *Server) read(w http.ResponseWriter, r *http.Request) (target, []byte, *protocolError) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		return nil, target{}, protocolErrorf(http.StatusMethodNotAllowed, "only POST is served, got %s", r.Method)
+		return target{}, nil, protocolErrorf(http.StatusMethodNotAllowed, "only POST is served, got %s", r.Method)
 	}
 	t, ok := parsePath(r.URL.Path)
 	if !ok {
-		return nil, target{}, protocolErrorf(http.StatusNotFound, "no handler at %q: paths are /<module>/<handler-id>, %s and %s",
+		return target{}, nil, protocolErrorf(http.StatusNotFound, "no handler at %q: paths are /<module>/<handler-id>, %s and %s",
 			r.URL.Path, PathValidate, PathMutate)
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return nil, t, protocolErrorf(http.StatusUnsupportedMediaType, "content type %q: want application/json", ct)
+			return t, nil, protocolErrorf(http.StatusUnsupportedMediaType, "content type %q: want application/json", ct)
 		}
 	}
 	limit := int64(s.opts.Settings.MaxRequestBytes)
@@ -143,29 +157,34 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (*admissionv1.Ad
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, t, protocolErrorf(http.StatusRequestEntityTooLarge, "the request is larger than %d bytes (admission.maxRequestBytes)", limit)
+		return t, nil, protocolErrorf(http.StatusRequestEntityTooLarge, "the request is larger than %d bytes (admission.maxRequestBytes)", limit)
 	case err != nil:
-		return nil, t, protocolErrorf(http.StatusBadRequest, "reading the request: %v", err)
+		return t, nil, protocolErrorf(http.StatusBadRequest, "reading the request: %v", err)
 	}
+	return t, data, nil
+}
+
+// decodeReview decodes and checks an AdmissionReview.
+func decodeReview(data []byte) (*admissionv1.AdmissionReview, *protocolError) {
 	var review admissionv1.AdmissionReview
 	if err := json.Unmarshal(data, &review); err != nil {
-		return nil, t, protocolErrorf(http.StatusBadRequest, "the body is not an AdmissionReview: %v", err)
+		return nil, protocolErrorf(http.StatusBadRequest, "the body is not an AdmissionReview: %v", err)
 	}
 	switch {
 	case review.Kind != "AdmissionReview":
-		return nil, t, protocolErrorf(http.StatusBadRequest, "the body is a %q, not an AdmissionReview", review.Kind)
+		return nil, protocolErrorf(http.StatusBadRequest, "the body is a %q, not an AdmissionReview", review.Kind)
 	case review.APIVersion != "admission.k8s.io/v1" && review.APIVersion != "admission.k8s.io/v1beta1":
-		return nil, t, protocolErrorf(http.StatusBadRequest, "AdmissionReview %q: want admission.k8s.io/v1 or v1beta1", review.APIVersion)
+		return nil, protocolErrorf(http.StatusBadRequest, "AdmissionReview %q: want admission.k8s.io/v1 or v1beta1", review.APIVersion)
 	case review.Request == nil:
-		return nil, t, protocolErrorf(http.StatusBadRequest, "the AdmissionReview has no request")
+		return nil, protocolErrorf(http.StatusBadRequest, "the AdmissionReview has no request")
 	case review.Request.UID == "":
-		return nil, t, protocolErrorf(http.StatusBadRequest, "the AdmissionReview's request has no uid")
+		return nil, protocolErrorf(http.StatusBadRequest, "the AdmissionReview's request has no uid")
 	case review.Request.Resource.Version == "" || review.Request.Resource.Resource == "":
-		return nil, t, protocolErrorf(http.StatusBadRequest, "the AdmissionReview's request names no resource")
+		return nil, protocolErrorf(http.StatusBadRequest, "the AdmissionReview's request names no resource")
 	case review.Request.Operation == "":
-		return nil, t, protocolErrorf(http.StatusBadRequest, "the AdmissionReview's request has no operation")
+		return nil, protocolErrorf(http.StatusBadRequest, "the AdmissionReview's request has no operation")
 	}
-	return &review, t, nil
+	return &review, nil
 }
 
 // write sends the response in the request's API version.
@@ -174,6 +193,10 @@ func (s *Server) write(w http.ResponseWriter, apiVersion string, resp *admission
 		TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: "AdmissionReview"},
 		Response: resp,
 	}
+	s.writeJSON(w, out)
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, out any) {
 	data, err := json.Marshal(out)
 	if err != nil {
 		http.Error(w, "encoding the response: "+err.Error(), http.StatusInternalServerError)
