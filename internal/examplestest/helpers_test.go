@@ -32,7 +32,7 @@ var (
 )
 
 // crds are the CRD files the examples need, relative to the repository root.
-var crds = []string{"examples/crd.yaml", "examples/05-database/crd.yaml"}
+var crds = []string{"examples/crd.yaml", "examples/05-database/crd.yaml", "examples/10-conversion/crd.yaml"}
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {

@@ -50,10 +50,16 @@ type webhook struct {
 }
 
 // webhooks lists the webhooks of a manifest's validating and mutating
-// handlers, as the host serves and configures them.
+// handlers, as the host serves and configures them, and the paths of its
+// convert handlers.
 func webhooks(m abi.Manifest) []webhook {
 	var out []webhook
 	for _, h := range m.Handlers {
+		if h.Kind == abi.KindConvert {
+			out = append(out, webhook{Handler: h.ID, Kind: string(h.Kind), Path: host.WebhookPath(m.Module.Name, h.ID),
+				Name: "-", Operations: []string{"-"}, FailurePolicy: "-", SideEffects: "-"})
+			continue
+		}
 		if !h.Kind.IsWebhook() {
 			continue
 		}

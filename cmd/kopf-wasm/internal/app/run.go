@@ -38,10 +38,11 @@ at the registry, or, when that is unreachable, served from the cache with
 the digest last seen for it and a warning.
 
 The host serves create, update, delete, resume, field and event handlers,
-timers, daemons, startup and cleanup activities, and validating and mutating
-admission webhooks (indices and probes load but are not run yet).
+timers, daemons, startup and cleanup activities, validating and mutating
+admission webhooks, and conversion webhooks (indices and probes load but are
+not run yet).
 
-Webhooks: once a module declares a validating or mutating handler, the host
+Webhooks: once a module declares a validating, mutating or convert handler, the host
 serves AdmissionReviews over HTTPS on --webhook-listen (default :9443), one
 path per handler, /<module>/<handler-id>. Without --webhook-cert-dir it
 generates a CA and a certificate for --webhook-host (and
@@ -53,7 +54,8 @@ MutatingWebhookConfiguration named NAME, one webhook per handler, pointing at
 https://<webhook-host>:<port>/<module>/<handler-id> (or, with
 --webhook-service NAMESPACE/NAME for a host inside the cluster, at that
 Service), and on a clean stop removes the entries of handlers that are not
-persistent. Peering is not implemented: the host runs
+persistent. It also points the CRD of each convert handler at it
+(spec.conversion), and leaves that in place when it stops. Peering is not implemented: the host runs
 as Kopf's --standalone does, and -P/--peering and -p/--priority are refused.
 
 Module files are checked every second and modules served by an OCI tag every

@@ -2,7 +2,9 @@
 // (Kopf's @kopf.on.validate and @kopf.on.mutate) to the API server: an
 // HTTPS server that answers AdmissionReviews (admission.k8s.io/v1, and
 // v1beta1, whose shape is the same), its certificates, and the webhook
-// configurations the host manages for it.
+// configurations the host manages for it. Beyond Kopf, it also answers
+// ConversionReviews (apiextensions.k8s.io/v1) for convert handlers on their
+// paths and points their CRDs' spec.conversion at them (conversion.go).
 //
 // # Paths
 //

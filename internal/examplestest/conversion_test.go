@@ -1,0 +1,122 @@
+package examplestest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kopf-wasm/kopf-wasm/host"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
+	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
+)
+
+var (
+	widgetsV1       = gvr("kopf.dev", "v1", "widgets")
+	widgetsV1alpha1 = gvr("kopf.dev", "v1alpha1", "widgets")
+	crdsGVR         = gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+)
+
+// TestConversion: the host sets the Widget CRD's conversion to the
+// module's convert handler, and the API server converts through it in
+// both directions: a widget written as v1alpha1 is read as v1 and the
+// other way round.
+func TestConversion(t *testing.T) {
+	const ns = "ex-conversion"
+	createObject(t, gvr("", "v1", "namespaces"), "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+	t.Cleanup(func() {
+		// Leave the CRD as it was for the other tests.
+		_, _ = dyn.Resource(crdsGVR).Patch(context.Background(), "widgets.kopf.dev", types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/conversion","value":{"strategy":"None"}}]`), metav1.PatchOptions{})
+	})
+	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
+	s := settings.Default()
+	s.Admission.Listen, s.Admission.Host, s.Admission.Managed = "127.0.0.1:0", "127.0.0.1", "conv.kopf-wasm.dev"
+	logs := &e2etest.LogBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- host.Run(ctx, host.Options{
+			Modules: []string{wasmtest.Path(t, "10-conversion")}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns},
+			Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("operator: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the operator did not stop within 30s")
+		}
+		if t.Failed() {
+			t.Logf("operator logs:\n%s", logs.String())
+		}
+	})
+	widget := func(version string, spec map[string]any, name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/" + version, "kind": "Widget",
+			"metadata": map[string]any{"name": name}, "spec": spec}}
+	}
+	e2etest.Eventually(t, 60*time.Second, "the CRD's conversion set to the module", func() error {
+		crd, err := dyn.Resource(crdsGVR).Get(context.Background(), "widgets.kopf.dev", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy"); s != "Webhook" {
+			return fmt.Errorf("strategy %q", s)
+		}
+		return nil
+	})
+	// The API server takes a moment to use the new conversion: a size the
+	// handler cannot convert is refused with its message once it does.
+	e2etest.Eventually(t, 60*time.Second, "an unconvertible widget refused by the handler", func() error {
+		_, err := dyn.Resource(widgetsV1alpha1).Namespace(ns).Create(context.Background(), widget("v1alpha1", map[string]any{"size": "many"}, "bad"), metav1.CreateOptions{})
+		if err == nil {
+			_ = dyn.Resource(widgetsV1alpha1).Namespace(ns).Delete(context.Background(), "bad", metav1.DeleteOptions{})
+			return fmt.Errorf("created")
+		}
+		if !strings.Contains(err.Error(), "is not a number") {
+			return err
+		}
+		return nil
+	})
+	// Written as v1alpha1 (stored as v1: converted on the way in).
+	if _, err := dyn.Resource(widgetsV1alpha1).Namespace(ns).Create(context.Background(), widget("v1alpha1", map[string]any{"size": "3"}, "small"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(res schema.GroupVersionResource, name string, path ...string) any {
+		t.Helper()
+		obj, err := dyn.Resource(res).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, path...)
+		if obj.GetAPIVersion() != res.Group+"/"+res.Version {
+			t.Errorf("read as %s: apiVersion %s", res.Version, obj.GetAPIVersion())
+		}
+		return v
+	}
+	if got := read(widgetsV1, "small", "spec", "replicas"); fmt.Sprint(got) != "3" {
+		t.Errorf("v1alpha1 size 3 read as v1: replicas %v", got)
+	}
+	if got := read(widgetsV1alpha1, "small", "spec", "size"); got != "3" {
+		t.Errorf("read back as v1alpha1: size %v", got)
+	}
+	// Written as v1, read as v1alpha1.
+	if _, err := dyn.Resource(widgetsV1).Namespace(ns).Create(context.Background(), widget("v1", map[string]any{"replicas": int64(5)}, "big"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(widgetsV1alpha1, "big", "spec", "size"); got != "5" {
+		t.Errorf("v1 replicas 5 read as v1alpha1: size %v", got)
+	}
+}
