@@ -93,7 +93,8 @@ func hasWebhooks(reg *registry.Registry) bool {
 
 // Update starts the server once the served modules have a webhook
 // handler (it then serves until ctx ends), and brings the managed
-// configurations up to date with the handlers served now.
+// configurations up to date with the handlers served now (empty ones when
+// there are none, which clears what a crashed host left).
 func (e *Engine) Update(ctx context.Context) error {
 	reg := e.srv.opts.Registry()
 	e.mu.Lock()
@@ -101,10 +102,7 @@ func (e *Engine) Update(ctx context.Context) error {
 	if e.runCtx == nil {
 		e.runCtx = ctx
 	}
-	if e.httpSrv == nil {
-		if !hasWebhooks(reg) {
-			return nil
-		}
+	if e.httpSrv == nil && hasWebhooks(reg) {
 		if err := e.start(e.runCtx); err != nil {
 			return err
 		}
@@ -114,11 +112,19 @@ func (e *Engine) Update(ctx context.Context) error {
 
 // configure writes the managed configurations; e.mu is held.
 func (e *Engine) configure(ctx context.Context, reg *registry.Registry, keep func(*registry.Handler) bool) error {
-	if e.cluster == nil || e.httpSrv == nil {
+	if e.cluster == nil {
 		return nil
 	}
+	if e.httpSrv == nil {
+		// No webhook handler yet: the configurations are written empty, so
+		// that entries a crashed host left behind block nothing.
+		reg = nil
+	}
 	s := e.srv.opts.Settings
-	ep := Endpoint{URL: e.url, CABundle: e.certs.Bundle(), TimeoutSeconds: int32(s.TimeoutSeconds)}
+	ep := Endpoint{URL: e.url, TimeoutSeconds: int32(s.TimeoutSeconds)}
+	if e.certs != nil {
+		ep.CABundle = e.certs.Bundle()
+	}
 	if ns, name, ok := strings.Cut(s.Service, "/"); ok {
 		port := int32(s.ServicePort)
 		ep.Service = &admissionregistrationv1.ServiceReference{Namespace: ns, Name: name, Port: &port}
@@ -201,6 +207,8 @@ func (e *Engine) start(ctx context.Context) error {
 		Handler:           e.srv,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          log.New(slogWriter{e.log}, "", 0),
 	}
 	e.httpSrv, e.certs, e.url, e.done = srv, certs, "https://"+net.JoinHostPort(host, port), make(chan struct{})
