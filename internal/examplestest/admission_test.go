@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -146,6 +147,26 @@ func TestAdmission(t *testing.T) {
 	var status apierrors.APIStatus
 	if !strings.Contains(denial.Error(), "spec.field must not be 'forbidden'") || !asStatus(denial, &status) || status.Status().Code != 422 {
 		t.Errorf("denial: %v", denial)
+	}
+
+	// kubectl apply shows the handler's message, and its warnings.
+	kubectl := func(stdin string) (string, error) {
+		cmd := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "apply", "-n", ns, "-f", "-")
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Errorf("kubectl is not on PATH: %v", err)
+	} else {
+		out, err := kubectl("apiVersion: kopf.dev/v1\nkind: KopfExample\nmetadata: {name: by-kubectl}\nspec: {field: forbidden}\n")
+		if err == nil || !strings.Contains(out, "spec.field must not be 'forbidden'") {
+			t.Errorf("kubectl apply of a forbidden object: %v: %s", err, out)
+		}
+		out, err = kubectl("apiVersion: kopf.dev/v1\nkind: KopfExample\nmetadata: {name: by-kubectl}\nspec: {field: \"\"}\n")
+		if err != nil || !strings.Contains(out, "Warning: spec.field is empty") {
+			t.Errorf("kubectl apply with a warning: %v: %s", err, out)
+		}
 	}
 
 	// A mutation, visible on the stored object, and a warning.
