@@ -71,9 +71,10 @@ func allow(warnings ...string) *abi.Response {
 
 // fixture is a server over one fake module named "m".
 type fixture struct {
-	mod *fakeModule
-	srv *admission.Server
-	reg *registry.Registry
+	mod  *fakeModule
+	srv  *admission.Server
+	reg  *registry.Registry
+	exec *execution.Executor
 }
 
 func newFixture(t *testing.T, specs []abi.HandlerSpec, s settings.Admission) *fixture {
@@ -98,7 +99,7 @@ func newFixture(t *testing.T, specs []abi.HandlerSpec, s settings.Admission) *fi
 		Exec: exec, Registry: func() *registry.Registry { return reg }, Settings: s,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	return &fixture{mod: mod, srv: srv, reg: reg}
+	return &fixture{mod: mod, srv: srv, reg: reg, exec: exec}
 }
 
 func defaults() settings.Admission { return settings.Default().Admission }

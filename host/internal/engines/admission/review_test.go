@@ -13,6 +13,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
 
@@ -306,3 +307,26 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *recorder) WriteHeader(code int)        { r.code = code }
+
+// Handlers get the object's memo on UPDATE and DELETE, none on CREATE.
+func TestMemo(t *testing.T) {
+	f := newFixture(t, []abi.HandlerSpec{validate("check", abi.Options{}, abi.Filters{})}, defaults())
+	var asked []string
+	srv := admission.NewServer(admission.Options{
+		Exec: f.exec, Registry: func() *registry.Registry { return f.reg }, Settings: defaults(),
+		Memo: func(ref abi.ResourceRef, ns, name string) json.RawMessage {
+			asked = append(asked, ref.Plural+"/"+ns+"/"+name)
+			return json.RawMessage(`{"seen":1}`)
+		},
+	})
+	f.srv = srv
+	f.post(t, "/m/check", reviewOf(admissionv1.Create, "", kex(nil, nil), nil, false))
+	f.post(t, "/m/check", reviewOf(admissionv1.Update, "", kex(nil, nil), kex(nil, nil), false))
+	reqs := f.mod.requests("check")
+	if len(reqs) != 2 || reqs[0].Memo != nil || string(reqs[1].Memo) != `{"seen":1}` {
+		t.Fatalf("memos %q", []string{string(reqs[0].Memo), string(reqs[1].Memo)})
+	}
+	if len(asked) != 1 || asked[0] != "kopfexamples/ns/ex" {
+		t.Errorf("memo asked for %q", asked)
+	}
+}
