@@ -45,6 +45,9 @@ type Invocation struct {
 	// Object is the object as JSON; Old, when not nil, is its previous
 	// state (an update rather than a create).
 	Object, Old []byte
+	// ConvertTo is the apiVersion a convert handler converts the object
+	// to; required for convert handlers, ignored otherwise.
+	ConvertTo string
 	// Settings supply the wasm limits and the annotations prefix of the
 	// diff-base essences. Default settings.Default().
 	Settings *settings.Settings
@@ -78,7 +81,7 @@ func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("module %s: %w", inv.Module, err)
 	}
-	h, in, err := offlineCall(mod.Manifest().Module.Name, spec, inv.Object, inv.Old, inv.Settings.Persistence.Prefix)
+	h, in, err := offlineCall(mod.Manifest().Module.Name, spec, inv.Object, inv.Old, inv.Settings.Persistence.Prefix, inv.ConvertTo)
 	if err != nil {
 		return nil, nil, err
 	}

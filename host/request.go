@@ -26,11 +26,12 @@ import (
 //   - event handlers get an ADDED event (MODIFIED with old);
 //   - validate and mutate handlers get a CREATE admission request (UPDATE
 //     with old);
+//   - convert handlers get the object to convert to convertTo (required);
 //   - startup, cleanup and probe handlers get no object;
 //   - timers, daemons and index handlers get the object only.
 //
 // Memos and indices are empty; there are no stored progress records.
-func offlineCall(module string, spec abi.HandlerSpec, object, old []byte, prefix string) (*registry.Handler, execution.Input, error) {
+func offlineCall(module string, spec abi.HandlerSpec, object, old []byte, prefix, convertTo string) (*registry.Handler, execution.Input, error) {
 	in := execution.Input{Now: now().UTC()}
 	if spec.Kind.IsActivity() {
 		h, err := registry.NewHandler(module, spec, abi.ResourceRef{})
@@ -65,6 +66,11 @@ func offlineCall(module string, spec abi.HandlerSpec, object, old []byte, prefix
 		if old != nil {
 			in.Event.Type = "MODIFIED"
 		}
+	case spec.Kind == abi.KindConvert:
+		if convertTo == "" {
+			return nil, in, fmt.Errorf("%w: handler %s converts objects: name the apiVersion to convert to (invoke --to GROUP/VERSION)", ErrUsage, spec.ID)
+		}
+		in.Conversion = &abi.ConversionRequest{UID: "kopf-wasm-invoke", DesiredAPIVersion: convertTo}
 	case spec.Kind.IsWebhook():
 		in.Admission = &execution.AdmissionInput{Request: abi.AdmissionRequest{UID: "kopf-wasm-invoke", Operation: "CREATE"}, Old: before}
 		if old != nil {

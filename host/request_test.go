@@ -104,7 +104,7 @@ func TestOfflineRequestBadObject(t *testing.T) {
 // offlineRequest is the request of an offline call, as the execution layer
 // builds it.
 func offlineRequest(spec abi.HandlerSpec, obj, old []byte) (*abi.Request, error) {
-	h, in, err := offlineCall("m", spec, obj, old, "kopf.zalando.org")
+	h, in, err := offlineCall("m", spec, obj, old, "kopf.zalando.org", "")
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,20 @@ func TestInspect(t *testing.T) {
 	}
 }
 
+// invoke calls a convert handler with --to.
+func TestInvokeConvert(t *testing.T) {
+	mod := wasmtest.Path(t, "10-conversion")
+	obj := writeFile(t, t.TempDir(), "w.yaml", "apiVersion: kopf.dev/v1alpha1\nkind: Widget\nmetadata: {name: w}\nspec: {size: \"4\"}\n")
+	r := run(t.Context(), "", "invoke", mod, "--handler", "convert", "--object", obj, "--to", "kopf.dev/v1")
+	if r.code != 0 || !strings.Contains(r.out, `Result:   {"spec":{"replicas":4}}`) {
+		t.Errorf("invoke --to: %+v", r)
+	}
+	r = run(t.Context(), "", "invoke", mod, "--handler", "convert", "--object", obj)
+	if r.code == 0 || !strings.Contains(r.errOut, "--to") {
+		t.Errorf("invoke of a convert handler without --to: %+v", r)
+	}
+}
+
 // inspect lists the webhooks of validating and mutating handlers.
 func TestInspectWebhooks(t *testing.T) {
 	mod := wasmtest.Path(t, "09-admission")

@@ -25,7 +25,7 @@ The request is the one the operator would build: for create, update,
 delete, resume and field handlers the reason of the handler's kind (field
 handlers: create, or update with --old), the old and new diff-base essences
 and their diff; ADDED or MODIFIED events; CREATE or UPDATE admission
-requests. Retry is 0 and there is no memo. Host functions that need a
+requests; for convert handlers, a conversion to --to. Retry is 0 and there is no memo. Host functions that need a
 cluster (Kubernetes requests, Events, indices) answer 501. The module's log
 lines go to the error stream. The exit code is 0 whatever the outcome; it
 is non-zero only when the call itself fails.
@@ -33,12 +33,15 @@ is non-zero only when the call itself fails.
 Example - Call the create handler of the example module:
   kopf-wasm invoke bin/wasm/kopfexample.wasm --handler create_fn --object examples/kopfexample/obj.yaml
 
+Example - Convert a widget to v1 with the conversion example:
+  kopf-wasm invoke bin/wasm/10-conversion.wasm --handler convert --object widget.yaml --to kopf.dev/v1
+
 Example - Call an update handler with the previous state, as JSON:
   kopf-wasm invoke handlers.wasm --handler update_fn --object new.yaml --old old.yaml -o json`
 
 type invokeOptions struct {
 	option.Output
-	handler, object, old string
+	handler, object, old, to string
 }
 
 // invocation is the JSON output of invoke.
@@ -77,9 +80,9 @@ func invokeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			req, resp, err := host.Invoke(cmd.Context(), host.Invocation{
-				Module: a[0], Handler: o.handler, Object: obj, Old: old, Logger: log,
+				Module: a[0], Handler: o.handler, Object: obj, Old: old, ConvertTo: o.to, Logger: log,
 			})
-			if errors.Is(err, host.ErrNoHandler) {
+			if errors.Is(err, host.ErrNoHandler) || errors.Is(err, host.ErrUsage) {
 				return clierr.Usagef(err, "")
 			}
 			if err != nil {
@@ -96,6 +99,7 @@ func invokeCmd(g *globals) *cobra.Command {
 	fs.StringVar(&o.handler, "handler", "", "the id of the handler to call (see kopf-wasm inspect)")
 	fs.StringVar(&o.object, "object", "", "the object: a YAML or JSON file, - for the standard input")
 	fs.StringVar(&o.old, "old", "", "the object's previous state (YAML or JSON file): an update")
+	fs.StringVar(&o.to, "to", "", "for a convert handler: the apiVersion to convert the object to, e.g. kopf.dev/v1")
 	return cmd
 }
 
