@@ -25,8 +25,9 @@ The request is the one the operator would build: for create, update,
 delete, resume and field handlers the reason of the handler's kind (field
 handlers: create, or update with --old), the old and new diff-base essences
 and their diff; ADDED or MODIFIED events; CREATE or UPDATE admission
-requests; for convert handlers, a conversion to --to. Retry is 0 and there is no memo. Host functions that need a
-cluster (Kubernetes requests, Events, indices) answer 501. The module's log
+requests; for convert handlers, a conversion to --to. Retry is 0 and there
+is no memo. Host functions that need a cluster (Kubernetes requests,
+Events, indices) answer 501. The module's log
 lines go to the error stream. The exit code is 0 whatever the outcome; it
 is non-zero only when the call itself fails.
 
