@@ -1,7 +1,7 @@
 //! The ABI v1 names and documents (the Go `abi` module is the contract;
 //! these mirror it field for field, in its JSON field order).
 
-use crate::json::{write_number, write_string, write_value, EncodeError, Map, Value};
+use crate::json::{raw_str, scan_object, write_number, write_string, write_value, EncodeError, Map, Value};
 
 /// The ABI's major version.
 pub const VERSION: i64 = 1;
@@ -120,117 +120,222 @@ pub struct Event {
     pub object: Value,
 }
 
-/// The request of the handle export, decoded.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Request {
+/// A value computed on first use and then kept (std's OnceCell is newer
+/// than the Rust this SDK supports). Never Sync: the cell is written once,
+/// through a shared reference, only while it is empty.
+pub(crate) struct Once<T> {
+    v: std::cell::UnsafeCell<Option<T>>,
+}
+
+impl<T> Default for Once<T> {
+    fn default() -> Self {
+        Once { v: std::cell::UnsafeCell::new(None) }
+    }
+}
+
+impl<T> Once<T> {
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        // SAFETY: the value is only set while the cell is empty and never
+        // replaced or dropped through a shared reference, so a reference
+        // handed out stays valid as long as &self; the cell is not Sync.
+        unsafe {
+            if (*self.v.get()).is_none() {
+                let x = f();
+                if (*self.v.get()).is_none() {
+                    *self.v.get() = Some(x);
+                }
+            }
+            (*self.v.get()).as_ref().unwrap()
+        }
+    }
+    pub fn get_mut_or_init(&mut self, f: impl FnOnce() -> T) -> &mut T {
+        let v = self.v.get_mut();
+        if v.is_none() {
+            *v = Some(f());
+        }
+        v.as_mut().unwrap()
+    }
+}
+
+/// The request of the handle export. The small members are decoded at
+/// once; the others (the objects, the diff, the admission request, ...)
+/// are only found, and decoded from the input's bytes when the handler
+/// first asks for them, so that a handler pays for what it reads.
+#[derive(Default)]
+pub(crate) struct Request<'a> {
+    input: &'a [u8],
     pub call: String,
     pub handler: String,
     pub kind: String,
     pub reason: String,
-    pub resource: Option<ResourceRef>,
-    pub body: Value,
     pub name: String,
     pub namespace: String,
     pub uid: String,
-    pub old: Value,
-    pub new: Value,
-    pub diff: Vec<DiffItem>,
     pub retry: i64,
     pub started: String,
     pub runtime: f64,
-    pub param: Value,
-    pub memo: Value,
-    pub indices: Map,
-    pub event: Option<Event>,
-    pub admission: Option<Admission>,
     pub activity: String,
+    raw: [Option<std::ops::Range<usize>>; LAZY],
+    resource: Once<Option<ResourceRef>>,
+    body: Once<Value>,
+    old: Once<Value>,
+    new: Once<Value>,
+    diff: Once<Vec<DiffItem>>,
+    param: Once<Value>,
+    indices: Once<Map>,
+    event: Once<Option<Event>>,
+    admission: Once<Option<Admission>>,
 }
+
+// The members decoded on use: their places in Request::raw.
+const RESOURCE: usize = 0;
+const BODY: usize = 1;
+const OLD: usize = 2;
+const NEW: usize = 3;
+const DIFF: usize = 4;
+const PARAM: usize = 5;
+const MEMO: usize = 6;
+const INDICES: usize = 7;
+const EVENT: usize = 8;
+const ADMISSION: usize = 9;
+const LAZY: usize = 10;
 
 fn s(v: &Value, k: &str) -> String {
     v[k].as_str().unwrap_or("").to_string()
 }
 
-impl Request {
-    pub fn decode(input: &[u8]) -> Result<Request, String> {
-        let mut v = Value::parse_bytes(input).map_err(|e| format!("kopf: the request is not JSON: {}", e))?;
-        if !matches!(v, Value::Object(_)) {
+impl<'a> Request<'a> {
+    pub fn decode(input: &'a [u8]) -> Result<Request<'a>, String> {
+        let mut r = Request { input, ..Default::default() };
+        let is_object = scan_object(input, |k, at| {
+            let raw = &input[at.clone()];
+            let lazy = match k {
+                "call" => return r.call = raw_str(raw),
+                "handler" => return r.handler = raw_str(raw),
+                "kind" => return r.kind = raw_str(raw),
+                "reason" => return r.reason = raw_str(raw),
+                "name" => return r.name = raw_str(raw),
+                "namespace" => return r.namespace = raw_str(raw),
+                "uid" => return r.uid = raw_str(raw),
+                "started" => return r.started = raw_str(raw),
+                "activity" => return r.activity = raw_str(raw),
+                "retry" => return r.retry = Value::parse_bytes(raw).ok().and_then(|v| v.as_i64()).unwrap_or(0),
+                "runtime" => return r.runtime = Value::parse_bytes(raw).ok().and_then(|v| v.as_f64()).unwrap_or(0.0),
+                "resource" => RESOURCE,
+                "body" => BODY,
+                "old" => OLD,
+                "new" => NEW,
+                "diff" => DIFF,
+                "param" => PARAM,
+                "memo" => MEMO,
+                "indices" => INDICES,
+                "event" => EVENT,
+                "admission" => ADMISSION,
+                _ => return,
+            };
+            r.raw[lazy] = Some(at);
+        })
+        .map_err(|e| format!("kopf: the request is not JSON: {}", e))?;
+        if !is_object {
             return Err("kopf: the request is not a JSON object".to_string());
         }
-        let m = v.as_object_mut().unwrap();
-        let mut take = |k: &str| m.remove(k).unwrap_or(Value::Null);
-        let body = take("body");
-        let old = take("old");
-        let new = take("new");
-        let param = take("param");
-        let memo = take("memo");
-        let indices = match take("indices") {
+        Ok(r)
+    }
+
+    /// The member's value (null when absent); the input was checked whole.
+    fn value(&self, member: usize) -> Value {
+        match &self.raw[member] {
+            Some(at) => Value::parse_bytes(&self.input[at.clone()]).unwrap_or(Value::Null),
+            None => Value::Null,
+        }
+    }
+
+    pub fn resource(&self) -> Option<&ResourceRef> {
+        self.resource
+            .get_or_init(|| match self.value(RESOURCE) {
+                r @ Value::Object(_) => Some(ResourceRef {
+                    group: s(&r, "group"),
+                    version: s(&r, "version"),
+                    plural: s(&r, "plural"),
+                    kind: s(&r, "kind"),
+                    namespaced: r["namespaced"].as_bool().unwrap_or(false),
+                }),
+                _ => None,
+            })
+            .as_ref()
+    }
+    pub fn body(&self) -> &Value {
+        self.body.get_or_init(|| self.value(BODY))
+    }
+    pub fn old(&self) -> &Value {
+        self.old.get_or_init(|| self.value(OLD))
+    }
+    pub fn new(&self) -> &Value {
+        self.new.get_or_init(|| self.value(NEW))
+    }
+    pub fn param(&self) -> &Value {
+        self.param.get_or_init(|| self.value(PARAM))
+    }
+    /// The memo as the host sent it (decoded anew on each call).
+    pub fn memo(&self) -> Value {
+        self.value(MEMO)
+    }
+    pub fn indices(&self) -> &Map {
+        self.indices.get_or_init(|| match self.value(INDICES) {
             Value::Object(m) => m,
             _ => Map::new(),
-        };
-        let event = match take("event") {
-            Value::Object(mut e) => Some(Event {
-                kind: e.get("type").and_then(Value::as_str).unwrap_or("").to_string(),
-                object: e.remove("object").unwrap_or(Value::Null),
-            }),
-            _ => None,
-        };
-        let admission = match take("admission") {
-            a @ Value::Object(_) => Some(Admission {
-                uid: s(&a, "uid"),
-                operation: s(&a, "operation"),
-                subresource: s(&a, "subresource"),
-                dry_run: a["dryRun"].as_bool().unwrap_or(false),
-                user_info: a["userInfo"].clone(),
-                headers: a["headers"].clone(),
-                warnings: Vec::new(),
-            }),
-            _ => None,
-        };
-        let diff = match take("diff") {
+        })
+    }
+    pub fn diff(&self) -> &[DiffItem] {
+        self.diff.get_or_init(|| match self.value(DIFF) {
             Value::Array(items) => items
                 .into_iter()
-                .map(|d| DiffItem {
+                .map(|mut d| DiffItem {
                     op: s(&d, "op"),
                     field: d["field"].as_array().map(|a| a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect()).unwrap_or_default(),
-                    old: d["old"].clone(),
-                    new: d["new"].clone(),
+                    old: d.as_object_mut().and_then(|m| m.remove("old")).unwrap_or(Value::Null),
+                    new: d.as_object_mut().and_then(|m| m.remove("new")).unwrap_or(Value::Null),
                 })
                 .collect(),
             _ => Vec::new(),
-        };
-        let resource = match &v["resource"] {
-            r @ Value::Object(_) => Some(ResourceRef {
-                group: s(r, "group"),
-                version: s(r, "version"),
-                plural: s(r, "plural"),
-                kind: s(r, "kind"),
-                namespaced: r["namespaced"].as_bool().unwrap_or(false),
-            }),
-            _ => None,
-        };
-        Ok(Request {
-            call: s(&v, "call"),
-            handler: s(&v, "handler"),
-            kind: s(&v, "kind"),
-            reason: s(&v, "reason"),
-            resource,
-            body,
-            name: s(&v, "name"),
-            namespace: s(&v, "namespace"),
-            uid: s(&v, "uid"),
-            old,
-            new,
-            diff,
-            retry: v["retry"].as_i64().unwrap_or(0),
-            started: s(&v, "started"),
-            runtime: v["runtime"].as_f64().unwrap_or(0.0),
-            param,
-            memo,
-            indices,
-            event,
-            admission,
-            activity: s(&v, "activity"),
         })
+    }
+    pub fn event(&self) -> Option<&Event> {
+        self.event
+            .get_or_init(|| match self.value(EVENT) {
+                Value::Object(mut e) => Some(Event {
+                    kind: e.get("type").and_then(Value::as_str).unwrap_or("").to_string(),
+                    object: e.remove("object").unwrap_or(Value::Null),
+                }),
+                _ => None,
+            })
+            .as_ref()
+    }
+    fn make_admission(&self) -> Option<Admission> {
+        match self.value(ADMISSION) {
+            mut a @ Value::Object(_) => {
+                let m = a.as_object_mut().unwrap();
+                let user_info = m.remove("userInfo").unwrap_or(Value::Null);
+                let headers = m.remove("headers").unwrap_or(Value::Null);
+                Some(Admission {
+                    uid: s(&a, "uid"),
+                    operation: s(&a, "operation"),
+                    subresource: s(&a, "subresource"),
+                    dry_run: a["dryRun"].as_bool().unwrap_or(false),
+                    user_info,
+                    headers,
+                    warnings: Vec::new(),
+                })
+            }
+            _ => None,
+        }
+    }
+    pub fn admission(&self) -> Option<&Admission> {
+        self.admission.get_or_init(|| self.make_admission()).as_ref()
+    }
+    pub fn admission_mut(&mut self) -> Option<&mut Admission> {
+        self.admission(); // decoded, if it was not yet
+        self.admission.get_mut_or_init(|| None).as_mut()
     }
 }
 

@@ -38,8 +38,8 @@ impl Level {
 /// [`Patch`] to fill, the memo, and the host's services (log, Events, the
 /// Kubernetes client, indices, daemon stops). Valid during its call only.
 pub struct Context<'h> {
-    pub(crate) req: Request,
-    pub(crate) module: String,
+    pub(crate) req: Request<'h>,
+    pub(crate) module: &'h str,
     pub(crate) host: RefCell<&'h mut dyn Host>,
     pub(crate) patch: Patch,
     pub(crate) memo: Option<Map>,
@@ -48,8 +48,8 @@ pub struct Context<'h> {
 }
 
 impl<'h> Context<'h> {
-    pub(crate) fn make(req: Request, module: &str, host: &'h mut dyn Host) -> Context<'h> {
-        Context { req, module: module.to_string(), host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()) }
+    pub(crate) fn make(req: Request<'h>, module: &'h str, host: &'h mut dyn Host) -> Context<'h> {
+        Context { req, module, host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()) }
     }
 
     /// The id of the handler being called.
@@ -66,23 +66,23 @@ impl<'h> Context<'h> {
     }
     /// The resolved resource of the object.
     pub fn resource(&self) -> Option<&ResourceRef> {
-        self.req.resource.as_ref()
+        self.req.resource()
     }
     /// The whole object.
     pub fn body(&self) -> &Value {
-        &self.req.body
+        self.req.body()
     }
     /// The object's spec (null when it has none; indexing null gives null).
     pub fn spec(&self) -> &Value {
-        &self.req.body["spec"]
+        &self.req.body()["spec"]
     }
     /// The object's metadata.
     pub fn meta(&self) -> &Value {
-        &self.req.body["metadata"]
+        &self.req.body()["metadata"]
     }
     /// The object's status.
     pub fn status(&self) -> &Value {
-        &self.req.body["status"]
+        &self.req.body()["status"]
     }
     /// The object's labels.
     pub fn labels(&self) -> BTreeMap<String, String> {
@@ -105,15 +105,15 @@ impl<'h> Context<'h> {
     /// The old state: the diff-base essence for whole-object handlers, the
     /// field's value for field handlers, the old body for webhooks.
     pub fn old(&self) -> &Value {
-        &self.req.old
+        self.req.old()
     }
     /// The new state, as [`Context::old`].
     pub fn new(&self) -> &Value {
-        &self.req.new
+        self.req.new()
     }
     /// The differences between old and new.
     pub fn diff(&self) -> &[DiffItem] {
-        &self.req.diff
+        self.req.diff()
     }
     /// 0 on the first attempt, then 1, 2, ...
     pub fn retry(&self) -> i64 {
@@ -129,17 +129,17 @@ impl<'h> Context<'h> {
     }
     /// The handler's `param` option (null when unset).
     pub fn param(&self) -> &Value {
-        &self.req.param
+        self.req.param()
     }
     /// The object's memo: changes are kept (in the host's memory) for the
     /// object's next calls.
     pub fn memo(&mut self) -> &mut Map {
         if self.memo.is_none() {
-            let m = match std::mem::take(&mut self.req.memo) {
+            let m = match self.req.memo() {
                 Value::Object(m) => m,
                 _ => Map::new(),
             };
-            self.memo_was = Value::Object(m.clone()).to_json().unwrap_or_default();
+            self.memo_was = crate::json::map_json(&m).unwrap_or_default();
             self.memo = Some(m);
         }
         self.memo.as_mut().unwrap()
@@ -150,15 +150,15 @@ impl<'h> Context<'h> {
     }
     /// The watch event of an event handler.
     pub fn event(&self) -> Option<&Event> {
-        self.req.event.as_ref()
+        self.req.event()
     }
     /// The admission request of a webhook.
     pub fn admission(&self) -> Option<&Admission> {
-        self.req.admission.as_ref()
+        self.req.admission()
     }
     /// The admission request, to add warnings.
     pub fn admission_mut(&mut self) -> Option<&mut Admission> {
-        self.req.admission.as_mut()
+        self.req.admission_mut()
     }
     /// The kind of an activity (startup, cleanup, probe).
     pub fn activity(&self) -> &str {
@@ -167,7 +167,7 @@ impl<'h> Context<'h> {
     /// An index's values at the time of the call: an object from key to a
     /// list of values (null when the module has no such index).
     pub fn index(&self, id: &str) -> &Value {
-        self.req.indices.get(id).unwrap_or(&NULL)
+        self.req.indices().get(id).unwrap_or(&NULL)
     }
 
     // ---- the host ----
@@ -365,7 +365,7 @@ impl<'c, 'h> Client<'c, 'h> {
     /// Server-side apply, forcing ownership as the module's field manager
     /// unless told otherwise.
     pub fn apply(&self, obj: &Value) -> Result<Value, ApiError> {
-        let manager = if self.manager.is_empty() { self.ctx.module.clone() } else { self.manager.clone() };
+        let manager = if self.manager.is_empty() { self.ctx.module.to_string() } else { self.manager.clone() };
         self.request(KubeRequest { verb: "apply", name: obj.str_at("metadata.name").into(), manager, force: true, ..Default::default() }, Some(obj))
     }
     /// Deletes an object.

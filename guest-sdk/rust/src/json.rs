@@ -346,19 +346,29 @@ pub(crate) fn write_value(out: &mut String, v: &Value) -> Result<(), EncodeError
             }
             out.push(']');
         }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, k);
-                out.push(':');
-                write_value(out, x)?;
-            }
-            out.push('}');
-        }
+        Value::Object(m) => write_map(out, m)?,
     }
+    Ok(())
+}
+
+/// The compact JSON of an object (Value::to_json without a copy).
+pub(crate) fn map_json(m: &Map) -> Result<String, EncodeError> {
+    let mut out = String::new();
+    write_map(&mut out, m)?;
+    Ok(out)
+}
+
+fn write_map(out: &mut String, m: &Map) -> Result<(), EncodeError> {
+    out.push('{');
+    for (i, (k, x)) in m.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(out, k);
+        out.push(':');
+        write_value(out, x)?;
+    }
+    out.push('}');
     Ok(())
 }
 
@@ -502,6 +512,17 @@ pub fn indent(compact: &str) -> String {
 }
 
 // ---- parsing ----
+
+/// Whether none of eight bytes is '"', '\\' or below 0x20 (the bytes a
+/// string's plain run stops at).
+#[inline]
+fn plain8(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let below_0x20 = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    (zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) | below_0x20) == 0
+}
 
 const MAX_DEPTH: usize = 2000;
 
@@ -679,10 +700,30 @@ impl<'a> Parser<'a> {
     }
 
     fn string(&mut self) -> Result<String, ParseError> {
-        self.i += 1; // opening quote
         let mut out: Vec<u8> = Vec::new();
+        self.string_into(Some(&mut out))?;
+        Ok(match String::from_utf8(out) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// Reads a string (at its opening quote), validating it as `string`
+    /// does; its decoded bytes go to `out` when there is one.
+    fn string_into(&mut self, mut out: Option<&mut Vec<u8>>) -> Result<(), ParseError> {
+        self.i += 1; // opening quote
         loop {
             let start = self.i;
+            // eight bytes at a time while none of them ends the run
+            // ('"', '\\' or a control character)
+            while self.i + 8 <= self.b.len() {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&self.b[self.i..self.i + 8]);
+                if !plain8(u64::from_le_bytes(w)) {
+                    break;
+                }
+                self.i += 8;
+            }
             while self.i < self.b.len() {
                 let c = self.b[self.i];
                 if c == b'"' || c == b'\\' || c < 0x20 {
@@ -690,15 +731,14 @@ impl<'a> Parser<'a> {
                 }
                 self.i += 1;
             }
-            out.extend_from_slice(&self.b[start..self.i]);
+            if let Some(o) = out.as_deref_mut() {
+                o.extend_from_slice(&self.b[start..self.i]);
+            }
             match self.peek() {
                 None => return Err(self.err("unterminated string")),
                 Some(b'"') => {
                     self.i += 1;
-                    return Ok(match String::from_utf8(out) {
-                        Ok(s) => s,
-                        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                    });
+                    return Ok(());
                 }
                 Some(b'\\') => {
                     self.i += 1;
@@ -739,12 +779,157 @@ impl<'a> Parser<'a> {
                             return Err(self.err("invalid escape"));
                         }
                     };
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    if let Some(o) = out.as_deref_mut() {
+                        let mut buf = [0u8; 4];
+                        o.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    }
                 }
                 Some(_) => return Err(self.err("control character in string")),
             }
         }
+    }
+
+    /// Steps over a value, checking it exactly as `value` would and
+    /// failing at the same byte, without building it.
+    fn skip(&mut self) -> Result<(), ParseError> {
+        match self.peek() {
+            None => Err(self.err("unexpected end of input")),
+            Some(b'n') => self.literal(b"null", Value::Null).map(drop),
+            Some(b't') => self.literal(b"true", Value::Null).map(drop),
+            Some(b'f') => self.literal(b"false", Value::Null).map(drop),
+            Some(b'"') => self.string_into(None),
+            Some(b'[') => {
+                self.enter()?;
+                self.i += 1;
+                self.ws();
+                if self.peek() == Some(b']') {
+                    self.i += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                loop {
+                    self.ws();
+                    self.skip()?;
+                    self.ws();
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            self.depth -= 1;
+                            return Ok(());
+                        }
+                        _ => return Err(self.err("expected ',' or ']'")),
+                    }
+                }
+            }
+            Some(b'{') => {
+                self.enter()?;
+                self.i += 1;
+                self.ws();
+                if self.peek() == Some(b'}') {
+                    self.i += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                loop {
+                    self.member_key()?;
+                    self.skip()?;
+                    self.ws();
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            self.depth -= 1;
+                            return Ok(());
+                        }
+                        _ => return Err(self.err("expected ',' or '}'")),
+                    }
+                }
+            }
+            Some(b'-') | Some(b'0'..=b'9') => self.number().map(drop),
+            Some(_) => Err(self.err("unexpected character")),
+        }
+    }
+
+    /// Steps over an object member's key and its colon (and the space
+    /// after it); returns the key's raw bytes between the quotes.
+    fn member_key(&mut self) -> Result<(usize, usize), ParseError> {
+        self.ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.err("expected a string key"));
+        }
+        let start = self.i + 1;
+        self.string_into(None)?;
+        let end = self.i - 1;
+        self.ws();
+        if self.peek() != Some(b':') {
+            return Err(self.err("expected ':'"));
+        }
+        self.i += 1;
+        self.ws();
+        Ok((start, end))
+    }
+}
+
+/// Reads a JSON text whose top level should be an object without building
+/// its members: `f` gets each member's key and the byte range of its value
+/// in `bytes` (parse it with [`Value::parse_bytes`] when needed). The whole
+/// text is checked as [`Value::parse_bytes`] checks it, with the same
+/// errors. Returns Ok(false) for valid JSON that is not an object.
+pub(crate) fn scan_object(bytes: &[u8], mut f: impl FnMut(&str, std::ops::Range<usize>)) -> Result<bool, ParseError> {
+    let mut p = Parser { b: bytes, i: 0, depth: 0 };
+    p.ws();
+    if p.peek() != Some(b'{') {
+        Value::parse_bytes(bytes)?;
+        return Ok(false);
+    }
+    p.enter()?;
+    p.i += 1;
+    p.ws();
+    if p.peek() == Some(b'}') {
+        p.i += 1;
+    } else {
+        loop {
+            let (ks, ke) = p.member_key()?;
+            let start = p.i;
+            p.skip()?;
+            let raw = &bytes[ks..ke];
+            match std::str::from_utf8(raw) {
+                Ok(k) if !raw.contains(&b'\\') => f(k, start..p.i),
+                _ => {
+                    let k = Parser { b: bytes, i: ks - 1, depth: 0 }.string()?;
+                    f(&k, start..p.i)
+                }
+            }
+            p.ws();
+            match p.peek() {
+                Some(b',') => p.i += 1,
+                Some(b'}') => {
+                    p.i += 1;
+                    break;
+                }
+                _ => return Err(p.err("expected ',' or '}'")),
+            }
+        }
+    }
+    p.ws();
+    if p.i != p.b.len() {
+        return Err(p.err("data after the top-level value"));
+    }
+    Ok(true)
+}
+
+/// The string of a JSON value's bytes ("" when it is not a string),
+/// without copying through a parser when it has no escapes.
+pub(crate) fn raw_str(raw: &[u8]) -> String {
+    if raw.len() >= 2 && raw[0] == b'"' && !raw.contains(&b'\\') {
+        if let Ok(s) = std::str::from_utf8(&raw[1..raw.len() - 1]) {
+            return s.to_string();
+        }
+    }
+    match Value::parse_bytes(raw) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
     }
 }
 
@@ -805,6 +990,72 @@ mod tests {
         v.set_path("metadata.labels.a", "b");
         assert_eq!(v.to_json().unwrap(), r#"{"metadata":{"labels":{"a":"b"}},"n":3,"spec":{"field":"x"}}"#);
         assert_eq!(arr![1, "a"].to_json().unwrap(), r#"[1,"a"]"#);
+    }
+
+    /// scan_object checks a text exactly as parse_bytes does (the same
+    /// error at the same byte), and finds the members parse_bytes keeps.
+    #[test]
+    fn scan_agrees_with_parse() {
+        let base = br#" {"call":"handle","handler":"h\u00e9","body":{"a":[1,2.5e3,-0,true,null,"x\"y\ud83d\ude00"],"b":{}},"k\u0065y":"v","retry":2,"retry":3,"e":[]} "#;
+        let mut texts: Vec<Vec<u8>> = vec![base.to_vec(), b"{}".to_vec(), b" [1] ".to_vec(), b"3".to_vec()];
+        let mut r: u64 = 0x9e3779b97f4a7c15;
+        let mut next = || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        const BYTES: &[u8] = b"{}[]\",: \t\\u0aZe-+.9ntfl\xff";
+        for _ in 0..20000 {
+            let mut t = base.to_vec();
+            for _ in 0..1 + next() % 3 {
+                let at = (next() % t.len() as u64) as usize;
+                match next() % 3 {
+                    0 => t[at] = BYTES[(next() % BYTES.len() as u64) as usize],
+                    1 => drop(t.remove(at)),
+                    _ => t.insert(at, BYTES[(next() % BYTES.len() as u64) as usize]),
+                }
+            }
+            texts.push(t);
+        }
+        let mut valid = 0;
+        for t in &texts {
+            let mut members = Map::new();
+            let scanned = scan_object(t, |k, at| {
+                members.insert(k.to_string(), Value::parse_bytes(&t[at]).expect("a member's bytes parse"));
+            });
+            match (Value::parse_bytes(t), scanned) {
+                (Ok(Value::Object(m)), Ok(true)) => {
+                    assert_eq!(m, members, "{}", String::from_utf8_lossy(t));
+                    valid += 1;
+                }
+                (Ok(_), Ok(false)) => {}
+                (Err(a), Err(b)) => assert_eq!(a, b, "{}", String::from_utf8_lossy(t)),
+                (a, b) => panic!("{}: parse {:?}, scan {:?}", String::from_utf8_lossy(t), a, b),
+            }
+        }
+        assert!(valid > 100, "{} valid texts", valid);
+        assert_eq!(raw_str(br#""a\u0041""#), "aA");
+        assert_eq!(raw_str(b"\"plain\""), "plain");
+        assert_eq!(raw_str(b"12"), "");
+    }
+
+    #[test]
+    fn plain_runs() {
+        for fill in [b'a', 0x7f, 0x80, 0xff, b' ', b'!', b'#', b'[', b']'] {
+            for at in 0..8 {
+                for c in 0..=255u8 {
+                    let mut w = [fill; 8];
+                    w[at] = c;
+                    let want = w.iter().all(|&b| b != b'"' && b != b'\\' && b >= 0x20);
+                    assert_eq!(plain8(u64::from_le_bytes(w)), want, "{:?}", w);
+                }
+            }
+        }
+        let long = format!("\"{}\\n{}\u{1}\"", "é".repeat(9), "x".repeat(17));
+        assert!(Value::parse(&long).is_err());
+        assert_eq!(Value::parse(&long[..long.len() - 2].replace('\u{1}', "")).ok(), None);
+        assert_eq!(round(&format!("\"{}\\\"{}\"", "a".repeat(11), "b".repeat(13))), format!("\"{}\\\"{}\"", "a".repeat(11), "b".repeat(13)));
     }
 
     #[test]
