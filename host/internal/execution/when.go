@@ -33,7 +33,34 @@ func (e *Executor) When(ctx context.Context, subj *Subject, memo json.RawMessage
 }
 
 func (e *Executor) when(ctx context.Context, subj *Subject, memo json.RawMessage, h *registry.Handler, cause *registry.Cause) (bool, error) {
-	req, err := Request(h, Input{Subject: subj, Cause: cause, Memo: memo, Filter: true, Now: e.opts.Clock.Now()})
+	return e.whenIn(ctx, h, Input{Subject: subj, Cause: cause, Memo: memo})
+}
+
+// AdmissionWhen is [Executor.When] for webhook handlers: their callback
+// filters see the admission review of in (operation, dry run, user, old
+// object), as Kopf passes the webhook's kwargs to when=.
+func (e *Executor) AdmissionWhen(ctx context.Context, in Input) registry.WhenFunc {
+	var mu sync.Mutex
+	seen := map[*registry.Handler]bool{}
+	return func(h *registry.Handler, _ *registry.Cause) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ok, found := seen[h]; found {
+			return ok, nil
+		}
+		ok, err := e.whenIn(ctx, h, in)
+		if err != nil {
+			return false, err
+		}
+		seen[h] = ok
+		return ok, nil
+	}
+}
+
+// whenIn asks h's guest whether its callback filter passes for in.
+func (e *Executor) whenIn(ctx context.Context, h *registry.Handler, in Input) (bool, error) {
+	in.Filter, in.Now = true, e.opts.Clock.Now()
+	req, err := Request(h, in)
 	if err != nil {
 		return false, err
 	}

@@ -29,6 +29,8 @@ var sel = &abi.ResourceSelector{Group: "kopf.dev", Version: "v1", Name: "kopfexa
 // fakeModule answers each handler with its function; it records requests.
 type fakeModule struct {
 	respond map[string]func(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error)
+	// when answers the handlers' callback filters (default: yes).
+	when func(req *abi.Request) bool
 
 	mu   sync.Mutex
 	reqs []*abi.Request
@@ -39,7 +41,7 @@ func (m *fakeModule) Handle(ctx context.Context, req *abi.Request, host wasmrt.H
 	m.reqs = append(m.reqs, req)
 	m.mu.Unlock()
 	if req.Call == abi.CallWhen {
-		yes := true
+		yes := m.when == nil || m.when(req)
 		return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}, Matched: &yes}, nil
 	}
 	if f := m.respond[req.Handler]; f != nil {

@@ -45,13 +45,6 @@ func (s *Server) review(r *http.Request, t target, req *admissionv1.AdmissionReq
 	if s.opts.Memo != nil && req.Operation != admissionv1.Create {
 		memo = s.opts.Memo(candidates[0].Resource, req.Namespace, req.Name)
 	}
-	selected, err := s.selectHandlers(ctx, candidates, req, subj, memo)
-	if err != nil {
-		// A callback filter that could not run: Kopf's filters raise, and the
-		// review fails as a handler's arbitrary error would.
-		s.log.Error(fmt.Sprintf("Admission %s: %v", t, err), subj.Attrs()...)
-		return denied(req.UID, http.StatusInternalServerError, err.Error(), nil), nil
-	}
 	in := execution.Input{
 		Subject: subj, Memo: memo,
 		Admission: &execution.AdmissionInput{
@@ -62,6 +55,13 @@ func (s *Server) review(r *http.Request, t target, req *admissionv1.AdmissionReq
 			},
 			Old: old,
 		},
+	}
+	selected, err := s.selectHandlers(ctx, candidates, req, in)
+	if err != nil {
+		// A callback filter that could not run: Kopf's filters raise, and the
+		// review fails as a handler's arbitrary error would.
+		s.log.Error(fmt.Sprintf("Admission %s: %v", t, err), subj.Attrs()...)
+		return denied(req.UID, http.StatusInternalServerError, err.Error(), nil), nil
 	}
 	verdicts := s.call(ctx, selected, in)
 	return s.respond(req, body, verdicts), nil
@@ -147,9 +147,10 @@ func encodeUserInfo(u any) json.RawMessage {
 
 // selectHandlers applies Kopf's selection: operation, subresource,
 // mutating handlers skipped on DELETE unless they ask for it, filters on
-// the body, the callback filter last.
+// the body, the callback filter last (it sees the review, as Kopf's when=
+// gets the webhook's kwargs).
 func (s *Server) selectHandlers(ctx context.Context, candidates []*registry.Handler, req *admissionv1.AdmissionRequest,
-	subj *execution.Subject, memo json.RawMessage) ([]*registry.Handler, error) {
+	in execution.Input) ([]*registry.Handler, error) {
 	op := string(req.Operation)
 	var out []*registry.Handler
 	var when registry.WhenFunc
@@ -162,12 +163,12 @@ func (s *Server) selectHandlers(ctx context.Context, candidates []*registry.Hand
 			continue
 		case !subresourceMatches(h.Spec.Options.Subresource, req.SubResource):
 			continue
-		case !h.MatchesBody(subj.Object.Object):
+		case !h.MatchesBody(in.Subject.Object.Object):
 			continue
 		}
 		if h.NeedsWhen() {
 			if when == nil {
-				when = s.opts.Exec.When(ctx, subj, memo)
+				when = s.opts.Exec.AdmissionWhen(ctx, in)
 			}
 			ok, err := when(h, nil)
 			if err != nil {

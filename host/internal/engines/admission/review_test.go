@@ -330,3 +330,17 @@ func TestMemo(t *testing.T) {
 		t.Errorf("memo asked for %q", asked)
 	}
 }
+
+// A callback filter sees the review: here, only dry runs pass.
+func TestWhenSeesTheReview(t *testing.T) {
+	f := newFixture(t, []abi.HandlerSpec{validate("on-dry-runs", abi.Options{}, abi.Filters{When: true})}, defaults())
+	f.mod.when = func(req *abi.Request) bool { return req.Admission != nil && req.Admission.DryRun }
+	f.post(t, "/m/on-dry-runs", reviewOf(admissionv1.Create, "", kex(nil, nil), nil, false))
+	if n := len(f.mod.requests("on-dry-runs")); n != 0 {
+		t.Errorf("called %d times outside a dry run", n)
+	}
+	f.post(t, "/m/on-dry-runs", reviewOf(admissionv1.Create, "", kex(nil, nil), nil, true))
+	if n := len(f.mod.requests("on-dry-runs")); n != 1 {
+		t.Errorf("called %d times in a dry run, want once", n)
+	}
+}
