@@ -49,8 +49,10 @@
 // of it): a handler still running then is abandoned (its instance is
 // discarded by the runtime) and answered by its failure policy — allowed
 // with a warning when it ignores failures, denied with a 500 otherwise —
-// so the API server never waits past its timeout. A module that a swap
-// removed meanwhile is answered the same way.
+// so the API server never waits past its timeout. A handler whose call
+// fails otherwise (a trap, its memory limit, output that is not a
+// response) and a module that a swap removed meanwhile are answered the
+// same way; an error the handler returns is a denial, as in Kopf.
 //
 // # Safety
 //

@@ -231,6 +231,9 @@ func (s *Server) callOne(ctx context.Context, h *registry.Handler, in execution.
 	}
 	attrs := append(in.Subject.Attrs(), "handler", h.ID(), "module", h.Module, "operation", in.Admission.Request.Operation)
 	res, err := s.opts.Exec.Call(ctx, h, in, execution.CallOptions{Host: host})
+	if err == nil && res.CallErr != nil {
+		err = res.CallErr // the guest trapped, ran out of time or memory, or answered garbage
+	}
 	if err != nil {
 		return s.unanswered(h, err, attrs)
 	}
@@ -287,8 +290,10 @@ func (s *Server) callOne(ctx context.Context, h *registry.Handler, in execution.
 }
 
 // unanswered is the verdict of a handler whose call did not complete: it
-// ran past the review's time, or its module was unloaded. Its failure
-// policy answers: Ignore allows (with a warning), Fail denies.
+// ran past the review's time, trapped, ran out of memory, answered
+// something that is not a response, or its module was unloaded. Its
+// failure policy answers, as the API server's would for a webhook that
+// fails: Ignore allows (with a warning), Fail denies with a 500.
 func (s *Server) unanswered(h *registry.Handler, err error, attrs []any) verdict {
 	reason := err.Error()
 	if errors.Is(err, context.DeadlineExceeded) {

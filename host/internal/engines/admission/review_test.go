@@ -3,6 +3,7 @@ package admission_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -342,5 +343,26 @@ func TestWhenSeesTheReview(t *testing.T) {
 	f.post(t, "/m/on-dry-runs", reviewOf(admissionv1.Create, "", kex(nil, nil), nil, true))
 	if n := len(f.mod.requests("on-dry-runs")); n != 1 {
 		t.Errorf("called %d times in a dry run, want once", n)
+	}
+}
+
+// A handler whose call fails (a trap) is answered by its failure policy.
+func TestTrapAnsweredByFailurePolicy(t *testing.T) {
+	f := newFixture(t, []abi.HandlerSpec{
+		validate("traps", abi.Options{}, abi.Filters{}),
+		validate("traps-ignored", abi.Options{IgnoreFailures: true}, abi.Filters{}),
+	}, defaults())
+	trap := func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) {
+		return nil, &wasmrt.CallError{Module: "m", Kind: wasmrt.KindTrap, Err: errors.New("unreachable")}
+	}
+	f.mod.respond["traps"], f.mod.respond["traps-ignored"] = trap, trap
+	body := reviewOf(admissionv1.Create, "", kex(nil, nil), nil, false)
+	_, resp, _ := f.post(t, "/m/traps", body)
+	if resp.Allowed || resp.Result.Code != 500 || !strings.Contains(resp.Result.Message, "unreachable") {
+		t.Errorf("a trap with failure policy Fail: %+v", resp.Result)
+	}
+	_, resp, _ = f.post(t, "/m/traps-ignored", body)
+	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "unreachable") {
+		t.Errorf("a trap with failure policy Ignore: %+v", resp)
 	}
 }
