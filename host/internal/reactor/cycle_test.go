@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +82,8 @@ type guest struct {
 	calls   []string
 	// hold keeps a stopped daemon from returning until it is closed.
 	hold chan struct{}
+	// daemons counts the daemon calls that began.
+	daemons atomic.Int32
 }
 
 func (g *guest) Handle(_ context.Context, req *abi.Request, _ wasmrt.Host) (*abi.Response, error) {
@@ -97,6 +100,7 @@ func (g *guest) Handle(_ context.Context, req *abi.Request, _ wasmrt.Host) (*abi
 func (g *guest) HandleDedicated(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error) {
 	// Daemons of these tests sleep until they are stopped, then wait for
 	// hold.
+	g.daemons.Add(1)
 	host.SleepUntilStopped(ctx, time.Hour)
 	if g.hold != nil {
 		select {
@@ -243,6 +247,14 @@ func TestCycleDeletionWaitsForDaemonsWithoutRerunning(t *testing.T) {
 	if fins := f.store.current().GetFinalizers(); len(fins) != 1 {
 		t.Fatalf("finalizers %v", fins)
 	}
+	// The daemon must be running, not merely spawned: one stopped before
+	// its first call ends at once, and then nothing holds the object.
+	key := spawning.Key{Resource: testRes.String(), Namespace: "ns", Name: "ex"}
+	for deadline := time.Now().Add(5 * time.Second); f.guest.daemons.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon was not called")
+		}
+	}
 	f.store.mu.Lock()
 	objects.Set(f.store.obj, objects.Path{"metadata", "deletionTimestamp"}, "2026-01-01T00:00:00Z")
 	f.store.mu.Unlock()
@@ -253,7 +265,6 @@ func TestCycleDeletionWaitsForDaemonsWithoutRerunning(t *testing.T) {
 		t.Fatalf("while the daemon stops: released %v, finalizers %v, annotations %v", out.released, obj.GetFinalizers(), obj.GetAnnotations())
 	}
 	close(f.guest.hold)
-	key := spawning.Key{Resource: testRes.String(), Namespace: "ns", Name: "ex"}
 	for deadline := time.Now().Add(5 * time.Second); f.op.spawner.Running(key) > 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the daemon did not stop")
