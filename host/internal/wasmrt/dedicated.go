@@ -52,9 +52,10 @@ func (m *Module) handleFor(ctx context.Context, inst *instance, req *abi.Request
 // encodeRequest encodes req into inst's reusable input buffer.
 func encodeRequest(inst *instance, req *abi.Request) ([]byte, error) {
 	inst.input.Reset()
-	enc := jsonEncoder(&inst.input)
-	if err := enc.Encode(req); err != nil {
+	out, err := appendRequest(inst.input.AvailableBuffer(), req)
+	if err != nil {
 		return nil, fmt.Errorf("encoding the request: %w", err)
 	}
+	inst.input.Write(out)
 	return inst.input.Bytes(), nil
 }
