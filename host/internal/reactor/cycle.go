@@ -112,6 +112,11 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	if err := c.run(); err != nil {
 		return outcome{}, err
 	}
+	// The handlers have run: their outcome is written even if the host
+	// began to stop meanwhile (a stop drains the cycles in flight, bounded
+	// by settings.Process.ShutdownTimeout), or they would run again after
+	// a restart.
+	ctx = context.WithoutCancel(ctx)
 	inStatus := storage == o.storage && c.storesDiffBaseInStatus()
 	last, err := o.exec.Apply(ctx, subj, c.patch)
 	if err != nil {

@@ -41,7 +41,10 @@ type store struct {
 	writes int
 }
 
-func (s *store) Patch(_ context.Context, _ abi.ResourceRef, _, _, _ string, kind abi.PatchType, data []byte) (*kube.Patched, error) {
+func (s *store) Patch(ctx context.Context, _ abi.ResourceRef, _, _, _ string, kind abi.PatchType, data []byte) (*kube.Patched, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // a real client's request ends with its context
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if kind != abi.PatchMerge {
@@ -211,6 +214,24 @@ func TestCycleRetriesOnTheHostsClock(t *testing.T) {
 	}
 	if got, want := f.guest.called(), "create_fn create 0, create_fn create 1"; got != want {
 		t.Errorf("calls %q, want %q", got, want)
+	}
+}
+
+// A cycle whose handlers ran writes their outcome even when the host began
+// to stop meanwhile: otherwise they would run again after the restart.
+func TestCycleWritesAfterTheStopBegan(t *testing.T) {
+	f := newCycleFixture(t, spec("create_fn", abi.KindCreate, abi.Options{}))
+	ctx, cancel := context.WithCancel(context.Background())
+	f.guest.answers["create_fn"] = func(*abi.Request) abi.Outcome {
+		cancel() // the stop begins while the handler runs
+		return abi.Outcome{Status: abi.OutcomeSuccess}
+	}
+	key := objectKey{resource: testRes.String(), namespace: "ns", name: "ex"}
+	if _, err := f.op.cycle(ctx, testRes, key, f.store.current(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if obj := f.store.current(); statusMessage(obj, "create_fn") != "done" {
+		t.Errorf("the outcome was not written: status %v", obj.Object["status"])
 	}
 }
 
