@@ -297,6 +297,17 @@ type Admission struct {
 	// 413. Above twice the largest object the API server accepts (an
 	// update carries the object and the old object).
 	MaxRequestBytes int `json:"maxRequestBytes"`
+	// ReadHeaderTimeout bounds reading a webhook request's headers.
+	// Default 10s.
+	ReadHeaderTimeout time.Duration `json:"readHeaderTimeout"`
+	// ReadTimeout bounds reading a whole webhook request. Default 1m.
+	ReadTimeout time.Duration `json:"readTimeout"`
+	// IdleTimeout closes a kept-alive webhook connection with nothing to
+	// do. Default 2m.
+	IdleTimeout time.Duration `json:"idleTimeout"`
+	// StopTimeout is how long the server waits for reviews in flight when
+	// the host stops. Default 5s.
+	StopTimeout time.Duration `json:"stopTimeout"`
 }
 
 // Default returns the settings with every default in place. It is the one
@@ -343,6 +354,10 @@ func Default() Settings {
 			TimeoutSeconds:    30,
 			TimeoutMargin:     500 * time.Millisecond,
 			MaxRequestBytes:   16 << 20,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       time.Minute,
+			IdleTimeout:       2 * time.Minute,
+			StopTimeout:       5 * time.Second,
 		},
 	}
 }

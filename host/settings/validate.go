@@ -148,6 +148,10 @@ func (s Settings) Validate() error {
 		v.fail("admission.listen", "must be host:port (\":9443\", \"127.0.0.1:0\"), got %q", a.Listen)
 	}
 	v.positive("admission.certCheckInterval", a.CertCheckInterval)
+	v.positive("admission.readHeaderTimeout", a.ReadHeaderTimeout)
+	v.positive("admission.readTimeout", a.ReadTimeout)
+	v.positive("admission.idleTimeout", a.IdleTimeout)
+	v.positive("admission.stopTimeout", a.StopTimeout)
 	if a.Managed != "" && (len(a.Managed) > 253 || !dnsSubdomain.MatchString(a.Managed)) {
 		v.fail("admission.managed", "must be a DNS subdomain (lower case, digits, '-' and '.'), got %q", a.Managed)
 	}

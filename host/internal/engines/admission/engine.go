@@ -206,9 +206,9 @@ func (e *Engine) start(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           e.srv,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.ReadHeaderTimeout,
+		ReadTimeout:       s.ReadTimeout,
+		IdleTimeout:       s.IdleTimeout,
 		ErrorLog:          log.New(slogWriter{e.log}, "", 0),
 	}
 	e.httpSrv, e.certs, e.url, e.done = srv, certs, "https://"+net.JoinHostPort(host, port), make(chan struct{})
@@ -220,7 +220,7 @@ func (e *Engine) start(ctx context.Context) error {
 	}()
 	go func() {
 		<-ctx.Done()
-		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		shutCtx, cancel := context.WithTimeout(context.Background(), s.StopTimeout)
 		defer cancel()
 		_ = srv.Shutdown(shutCtx)
 	}()
