@@ -16,8 +16,10 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -41,6 +43,9 @@ type Options struct {
 	// ObserveTimer, when set, is called after each timer run with its
 	// lateness and duration (spawning.Options.ObserveTimer). Optional.
 	ObserveTimer func(handlerID string, lateness, took time.Duration)
+	// Gate pauses the handling of changes, timers and daemons while it is
+	// closed (peering, leader election; package gate). Nil: never paused.
+	Gate *gate.Gate
 }
 
 func (o Options) withDefaults() Options {
@@ -79,6 +84,8 @@ type Operator struct {
 	// admission serves the webhook handlers and keeps the managed
 	// webhook configurations.
 	admission *admission.Engine
+	// prober answers the probe handlers for the liveness endpoint.
+	prober *probing.Prober
 
 	// mu guards the module set: cycles hold it for reading, a swap of
 	// modules for writing, so every cycle runs on one version.
@@ -88,6 +95,10 @@ type Operator struct {
 	spawner  *spawning.Spawner
 	runCtx   context.Context    // set by Run, for watches a swap starts
 	served   map[string]*served // by resource GVR string
+
+	// parked are the keys taken from the queue while the gate was closed.
+	parkMu sync.Mutex
+	parked map[objectKey]struct{}
 
 	wg sync.WaitGroup
 }
@@ -125,7 +136,7 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	}
 	o := &Operator{
 		opts: opts, kube: opts.Kube, log: opts.Logger, storage: storage, annotated: annotated, mem: newMemories(),
-		served:  map[string]*served{},
+		served: map[string]*served{}, parked: map[objectKey]struct{}{},
 		limiter: newErrorDelays(opts.Settings.Queueing.ErrorDelays),
 	}
 	o.queue = workqueue.NewTypedRateLimitingQueueWithConfig[objectKey](o.limiter,
@@ -139,9 +150,13 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	o.admission = admission.New(admission.Options{
 		Exec: o.exec, Registry: o.reg.Load, Memo: o.memoOf, Settings: opts.Settings.Admission, Logger: o.log,
 	}, o.kube)
+	o.prober = probing.New(probing.Options{
+		Exec: o.exec, Cache: opts.Settings.Execution.ProbeCache, Logger: o.log,
+		Handlers: func() []*registry.Handler { return o.reg.Load().Activities(abi.KindProbe) },
+	})
 	o.spawner = spawning.New(spawning.Options{
 		Exec: o.exec, Modules: slices.Collect(maps.Keys(o.modules)), Logger: o.log, ObserveTimer: opts.ObserveTimer,
-		MaxDaemons: opts.Settings.Execution.MaxDaemons,
+		MaxDaemons: opts.Settings.Execution.MaxDaemons, Gate: opts.Gate,
 		StatusSubresource: func(resource string) bool {
 			o.mu.RLock()
 			defer o.mu.RUnlock()
@@ -181,6 +196,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	if err != nil {
 		o.queue.ShutDown()
 		return err
+	}
+	if o.opts.Gate != nil {
+		go o.followGate(ctx)
 	}
 	for range o.opts.Settings.Execution.Workers {
 		o.wg.Add(1)
@@ -230,7 +248,8 @@ func (o *Operator) eventHandler(resource string) kube.Handler {
 	return func(ev kube.Event) {
 		key := objectKey{resource: resource, namespace: ev.Object.GetNamespace(), name: ev.Object.GetName()}
 		o.mu.RLock()
-		keep := o.wantsEvents(resource)
+		// Events of a paused host are dropped, as Kopf's closed stream does.
+		keep := o.wantsEvents(resource) && o.opts.Gate.Open()
 		o.mu.RUnlock()
 		o.mem.observe(key, ev, keep)
 		o.queue.Add(key)
@@ -245,7 +264,10 @@ func (o *Operator) worker(ctx context.Context) {
 		if shutdown {
 			return
 		}
-		o.process(ctx, key)
+		if o.enter(key) {
+			o.process(ctx, key)
+			o.opts.Gate.Leave()
+		}
 		o.queue.Done(key)
 	}
 }

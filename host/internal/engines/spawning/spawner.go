@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -26,6 +27,9 @@ const (
 	ReasonFiltersMismatch = "filters-mismatch"
 	ReasonExiting         = "exiting"
 	ReasonReloading       = "reloading"
+	// ReasonPausing: the host pauses (peering, leader election; Kopf's
+	// OPERATOR_PAUSING); the worker starts again when it resumes.
+	ReasonPausing = "pausing"
 )
 
 // Options configure a [Spawner].
@@ -53,6 +57,9 @@ type Options struct {
 	// For benchmarks and metrics: it is called from the timers' goroutines
 	// and must be quick.
 	ObserveTimer func(handlerID string, lateness, took time.Duration)
+	// Gate brackets every timer run (gate.Gate.Enter): a timer does not
+	// run while the host is paused. Nil: never paused.
+	Gate *gate.Gate
 }
 
 // Spawner runs timers and daemons.
@@ -64,6 +71,7 @@ type Spawner struct {
 
 	mu      sync.Mutex
 	objects map[Key]*object
+	paused  bool // between Pause and Resume: nothing is spawned
 	wg      sync.WaitGroup
 }
 
@@ -126,7 +134,7 @@ func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstru
 	want := map[string]bool{}
 	for _, h := range handlers {
 		want[h.ID()] = true
-		if _, finished := o.done[h.ID()]; o.workers[h.ID()] == nil && !finished {
+		if _, finished := o.done[h.ID()]; o.workers[h.ID()] == nil && !finished && !s.paused {
 			s.spawn(ctx, o, h)
 		}
 	}
@@ -151,6 +159,28 @@ func (s *Spawner) Stop(key Key, body *unstructured.Unstructured) int {
 		w.requestStop(ReasonDeleted)
 	}
 	return len(o.workers)
+}
+
+// Pause stops every worker with the reason "pausing" (the host pauses:
+// peering, leader election) and spawns none until [Spawner.Resume]. It
+// does not wait: the workers stop as they do for any other reason.
+func (s *Spawner) Pause() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paused = true
+	for _, o := range s.objects {
+		for _, w := range o.workers {
+			w.requestStop(ReasonPausing)
+		}
+	}
+}
+
+// Resume lets [Spawner.Adjust] spawn again; the objects' next cycles
+// start their timers and daemons.
+func (s *Spawner) Resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paused = false
 }
 
 // Running tells how many workers of the object are running.

@@ -105,8 +105,12 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 				return false
 			}
 		}
+		if !s.opts.Gate.Enter() {
+			return false // paused: Pause stops this worker too
+		}
 		started := s.clock.Now()
 		step := s.call(o, w, &rec, false)
+		s.opts.Gate.Leave()
 		if s.opts.ObserveTimer != nil {
 			s.opts.ObserveTimer(w.handler.ID(), started.Sub(due), s.clock.Since(started))
 		}
