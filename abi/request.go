@@ -72,6 +72,10 @@ type Request struct {
 	Conversion *ConversionRequest `json:"conversion,omitempty"`
 	// Activity is set for startup, cleanup and probe handlers.
 	Activity HandlerKind `json:"activity,omitempty"`
+	// Subhandlers is the progress of the sub-handlers that a changing
+	// handler registered in earlier calls for the current cause, of every
+	// depth (see [SubhandlerState]).
+	Subhandlers []SubhandlerState `json:"subhandlers,omitempty"`
 }
 
 // ResourceRef is a resolved resource.

@@ -17,6 +17,9 @@ type Response struct {
 	Admission *AdmissionResponse `json:"admission,omitempty"`
 	// Matched answers a [CallWhen] request.
 	Matched *bool `json:"matched,omitempty"`
+	// Subhandlers are the sub-handlers registered during the call, of every
+	// depth, in registration order (see [SubhandlerOutcome]).
+	Subhandlers []SubhandlerOutcome `json:"subhandlers,omitempty"`
 }
 
 // OutcomeStatus is how a handler call ended.
@@ -32,6 +35,10 @@ const (
 	OutcomePermanent OutcomeStatus = "permanent"
 	// OutcomeError: any other error; the handler's errors mode decides.
 	OutcomeError OutcomeStatus = "error"
+	// OutcomeChildren: the handler has unfinished sub-handlers (Kopf's
+	// HandlerChildrenRetry); it is called again when the earliest of them
+	// is due. An addition to ABI v1.
+	OutcomeChildren OutcomeStatus = "children"
 )
 
 // Outcome is the status of a handler call with its message and delay.

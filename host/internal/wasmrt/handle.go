@@ -57,7 +57,7 @@ func decodeResponse(out []byte) (*abi.Response, error) {
 		return nil, fmt.Errorf("the output is not a JSON response (%w): %.80q", err, out)
 	}
 	switch resp.Outcome.Status {
-	case abi.OutcomeSuccess, abi.OutcomeTemporary, abi.OutcomePermanent, abi.OutcomeError:
+	case abi.OutcomeSuccess, abi.OutcomeTemporary, abi.OutcomePermanent, abi.OutcomeError, abi.OutcomeChildren:
 		return &resp, nil
 	case "":
 		return nil, fmt.Errorf("the response has no outcome status")

@@ -112,6 +112,9 @@ func appendRequest(b []byte, req *abi.Request) ([]byte, error) {
 		value("conversion", req.Conversion)
 	}
 	str("activity", string(req.Activity), true)
+	if len(req.Subhandlers) > 0 {
+		value("subhandlers", req.Subhandlers)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,8 @@ func TestAppendRequestMatchesEncodingJSON(t *testing.T) {
 			Admission: &abi.AdmissionRequest{UID: "u", Operation: "CREATE", DryRun: true, UserInfo: raw(t, map[string]any{"username": "me"}),
 				Headers: map[string][]string{"X-A": {"1"}}}}},
 		{"activity", &abi.Request{Handler: "s", Kind: abi.KindStartup, Activity: abi.KindStartup, Retry: 1, Started: started, Runtime: 0.5}},
+		{"subhandlers", &abi.Request{Handler: "p", Kind: abi.KindCreate, Activity: "", Subhandlers: []abi.SubhandlerState{
+			{ID: "p/a", Retry: 2, Started: started, Runtime: 1.5, Sleeping: true}, {ID: "p/b<", Finished: true}}}},
 		{"negative retry and tiny runtime", &abi.Request{Handler: "h", Kind: abi.KindCreate, Retry: -2, Runtime: 1e-9}},
 	}
 	for _, tt := range tests {
