@@ -174,6 +174,13 @@ type Options struct {
 	Persistent     bool     `json:"persistent,omitempty"`
 	SideEffects    bool     `json:"sideEffects,omitempty"`
 	IgnoreFailures bool     `json:"ignoreFailures,omitempty"`
+
+	// Versions (convert handlers) are the versions of the CRD's group the
+	// handler converts between ("v1alpha1", "v1"); empty means any. The
+	// host fails a ConversionReview from or to another version with a
+	// message naming them, and warns when the CRD serves one not listed.
+	// A compatible addition: older hosts ignore it.
+	Versions []string `json:"versions,omitempty"`
 }
 
 // Permissions are what a module may do beyond handling its own resources.

@@ -80,6 +80,9 @@ func (h *HandlerSpec) validate(where string, p *problems) {
 	case h.Kind == KindConvert && h.Resource.Group == "":
 		p.add("%s is a convert handler of a core resource; only custom resources convert", where)
 	}
+	if len(h.Options.Versions) > 0 && h.Kind != KindConvert {
+		p.add("%s is a %s handler; only convert handlers declare versions", where, h.Kind)
+	}
 	h.Filters.validate(where, h.Kind, p)
 	h.Options.validate(where, p)
 }
@@ -132,6 +135,11 @@ func (o *Options) validate(where string, p *problems) {
 	}
 	if o.Retries < 0 {
 		p.add("%s has negative retries", where)
+	}
+	for _, v := range o.Versions {
+		if v == "" || strings.ContainsAny(v, "/ ") {
+			p.add("%s declares the version %q; versions are bare names such as \"v1\"", where, v)
+		}
 	}
 	for _, op := range o.Operations {
 		switch op {

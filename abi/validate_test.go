@@ -33,6 +33,9 @@ func TestValidate(t *testing.T) {
 		{"bad errors mode", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Options: Options{Errors: "sometimes"}}), `unknown errors mode "sometimes"`},
 		{"negative timeout", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Options: Options{Timeout: -1}}), "negative timeout"},
 		{"bad operation", valid(HandlerSpec{ID: "a", Kind: KindValidate, Resource: res, Options: Options{Operations: []string{"PATCH"}}}), `unknown operation "PATCH"`},
+		{"convert with versions", valid(HandlerSpec{ID: "a", Kind: KindConvert, Resource: res, Options: Options{Versions: []string{"v1alpha1", "v1"}}}), ""},
+		{"versions on a validator", valid(HandlerSpec{ID: "a", Kind: KindValidate, Resource: res, Options: Options{Versions: []string{"v1"}}}), "only convert handlers declare versions"},
+		{"qualified version", valid(HandlerSpec{ID: "a", Kind: KindConvert, Resource: res, Options: Options{Versions: []string{"kopf.dev/v1"}}}), `version "kopf.dev/v1"`},
 		{"bad verb", &Manifest{ABIVersion: Version, Module: ModuleInfo{Name: "m"}, Permissions: Permissions{Kubernetes: []KubePermission{{Resource: "pods", Verbs: []string{"steal"}}}}}, `unknown verb "steal"`},
 	}
 	for _, tt := range tests {

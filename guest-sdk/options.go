@@ -166,3 +166,18 @@ func SideEffects() Option {
 func IgnoreFailures() Option {
 	return set("IgnoreFailures", webhookKinds, func(h *handler) { h.spec.Options.IgnoreFailures = true })
 }
+
+// Versions declares the versions of the CRD (bare names: "v1alpha1", "v1")
+// that a convert handler converts between. The host answers a
+// ConversionReview from or to any other version with a failure naming
+// them, without calling the handler, and warns at load when the CRD serves
+// a version not listed. Without it the handler gets every version.
+func Versions(versions ...string) Option {
+	return option("Versions", []abi.HandlerKind{abi.KindConvert}, func(h *handler) error {
+		if len(versions) == 0 {
+			return errors.New("no versions (omit the option for all)")
+		}
+		h.spec.Options.Versions = versions
+		return nil
+	})
+}

@@ -107,7 +107,9 @@ func OnMutate(group, version, plural string, fn Handler, opts ...Option) {
 // name, namespace and uid. An error fails the conversion with its message.
 // version is any version the CRD serves (to find it); the host serves
 // ConversionReviews for the handler and, with managed webhooks, points the
-// CRD's spec.conversion at it.
+// CRD's spec.conversion at it. [Versions] declares the versions it
+// converts between: kopf.OnConvert("kopf.dev", "v1", "widgets", fn,
+// kopf.Versions("v1alpha1", "v1")).
 func OnConvert(group, version, plural string, fn Handler, opts ...Option) {
 	registered.add(abi.KindConvert, selector(group, version, plural), fn, opts)
 }

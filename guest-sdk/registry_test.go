@@ -80,6 +80,11 @@ func TestRegistrationMistakes(t *testing.T) {
 			`handler "createFn" is declared twice`},
 		{"nil function", func() { OnCreate("", "v1", "pods", nil) }, "a create handler has no function"},
 		{"empty operations", func() { OnValidate("", "v1", "pods", createFn, Operations()) }, "no operations"},
+		{"empty versions", func() { OnConvert("kopf.dev", "v1", "widgets", createFn, Versions()) }, "no versions"},
+		{"versions of a validator", func() { OnValidate("kopf.dev", "v1", "widgets", createFn, Versions("v1")) },
+			"option Versions does not apply to validate handlers"},
+		{"qualified version", func() { OnConvert("kopf.dev", "v1", "widgets", createFn, Versions("kopf.dev/v1")) },
+			`declares the version "kopf.dev/v1"`},
 		{"unknown verb", func() { OnStartup(createFn); Permit("", "pods", "steal") }, `unknown verb "steal"`},
 		{"no resource", func() { OnCreate("", "v1", "", createFn) }, "has no resource"},
 		{"events take no error options", func() { OnEvent("", "v1", "pods", createFn, Retries(3)) },
@@ -109,6 +114,7 @@ func TestOptionsReachTheManifest(t *testing.T) {
 		CancellationPolling(500*time.Millisecond), Field("spec.replicas"), Value(3))
 	OnMutate("", "v1", "pods", createFn, ID("mutate"), Subresource("*"), Persistent(), SideEffects(), IgnoreFailures())
 	OnDelete("", "v1", "pods", createFn, ID("del"), Optional())
+	OnConvert("kopf.dev", "v1", "widgets", createFn, ID("conv"), Versions("v1alpha1", "v1"))
 	OnResume("", "v1", "pods", createFn, ID("res"), Deleted(), Old(Absent))
 	m, err := r.manifest()
 	if err == nil {
@@ -123,6 +129,7 @@ func TestOptionsReachTheManifest(t *testing.T) {
 		`{"id":"createFn/spec.replicas","kind":"daemon","resource":{"group":"apps","version":"v1","name":"deployments"},"filters":{"field":"spec.replicas","value":{"value":3}},"options":{"cancellationBackoff":2,"cancellationPolling":0.5}}`,
 		`{"id":"mutate","kind":"mutate","resource":{"version":"v1","name":"pods"},"filters":{},"options":{"subresource":"*","persistent":true,"sideEffects":true,"ignoreFailures":true}}`,
 		`{"id":"del","kind":"delete","resource":{"version":"v1","name":"pods"},"filters":{},"options":{"optional":true}}`,
+		`{"id":"conv","kind":"convert","resource":{"group":"kopf.dev","version":"v1","name":"widgets"},"filters":{},"options":{"versions":["v1alpha1","v1"]}}`,
 		`{"id":"res","kind":"resume","resource":{"version":"v1","name":"pods"},"filters":{},"options":{"deleted":true}}`,
 	}
 	for i, w := range want {

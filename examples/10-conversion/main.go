@@ -13,7 +13,7 @@ import (
 
 func init() {
 	kopf.Module("conversion", "0.1.0")
-	kopf.OnConvert("kopf.dev", "v1", "widgets", convert, kopf.ID("convert"))
+	kopf.OnConvert("kopf.dev", "v1", "widgets", convert, kopf.ID("convert"), kopf.Versions("v1alpha1", "v1"))
 }
 
 // convert returns the widget in the desired version; the host sets its

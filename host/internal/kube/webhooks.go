@@ -76,20 +76,30 @@ var customResourceDefinitions = schema.GroupVersionResource{Group: "apiextension
 
 // SetConversion replaces the spec.conversion of the CRD named crd (e.g.
 // {"strategy":"Webhook","webhook":{...}}), with a JSON patch so that no
-// field of the previous conversion is left behind.
-func (c *Client) SetConversion(ctx context.Context, crd string, conversion json.RawMessage) error {
+// field of the previous conversion is left behind. It returns the versions
+// the CRD serves, as the patched CRD says.
+func (c *Client) SetConversion(ctx context.Context, crd string, conversion json.RawMessage) (served []string, err error) {
 	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/conversion", "value": conversion}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	info := reqInfo{verb: "patch", resource: gvrString(customResourceDefinitions), name: crd, jsonPatch: true}
+	var obj *unstructured.Unstructured
 	err = c.retry.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
-		_, err := c.dyn.Resource(customResourceDefinitions).Patch(ctx, crd, types.JSONPatchType, patch,
+		var err error
+		obj, err = c.dyn.Resource(customResourceDefinitions).Patch(ctx, crd, types.JSONPatchType, patch,
 			metav1.PatchOptions{FieldManager: c.kube.FieldManager})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("kube: %w", err)
+		return nil, fmt.Errorf("kube: %w", err)
 	}
-	return nil
+	versions, _, _ := unstructured.NestedSlice(obj.Object, "spec", "versions")
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		if name, _ := m["name"].(string); name != "" && m["served"] == true {
+			served = append(served, name)
+		}
+	}
+	return served, nil
 }

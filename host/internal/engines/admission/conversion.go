@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,6 +88,10 @@ func (s *Server) convertOne(ctx context.Context, h *registry.Handler, req *apiex
 	if obj["apiVersion"] == req.DesiredAPIVersion {
 		return raw, nil
 	}
+	from, _ := obj["apiVersion"].(string)
+	if err := checkVersions(h, from, req.DesiredAPIVersion); err != nil {
+		return nil, err
+	}
 	subj := execution.NewSubject(h.Resource, false, &unstructured.Unstructured{Object: obj})
 	in := execution.Input{Subject: subj, Conversion: &abi.ConversionRequest{UID: string(req.UID), DesiredAPIVersion: req.DesiredAPIVersion}}
 	res, err := s.opts.Exec.Call(ctx, h, in, execution.CallOptions{})
@@ -121,6 +127,56 @@ func (s *Server) convertOne(ctx context.Context, h *registry.Handler, req *apiex
 	}
 	converted["metadata"] = meta
 	return json.Marshal(converted)
+}
+
+// checkVersions fails a conversion from or to a version the handler does
+// not declare (kopf.Versions); with none declared, every version is its.
+func checkVersions(h *registry.Handler, from, to string) error {
+	declared := h.Spec.Options.Versions
+	if len(declared) == 0 {
+		return nil
+	}
+	for _, c := range []struct{ dir, apiVersion string }{{"from", from}, {"to", to}} {
+		_, version, _ := strings.Cut(c.apiVersion, "/")
+		if !slices.Contains(declared, version) {
+			return fmt.Errorf("handler '%s' converts between %s (its declared versions), not %s %s; add the version to kopf.Versions or stop serving it",
+				h.ID(), strings.Join(declared, ", "), c.dir, c.apiVersion)
+		}
+	}
+	return nil
+}
+
+// undeclaredVersions says which versions the CRD serves that the handler
+// does not declare, or the other way round; "" when they agree or the
+// handler declares none.
+func undeclaredVersions(h *registry.Handler, crd string, served []string) string {
+	declared := h.Spec.Options.Versions
+	if len(declared) == 0 || len(served) == 0 {
+		return ""
+	}
+	var notDeclared, notServed []string
+	for _, v := range served {
+		if !slices.Contains(declared, v) {
+			notDeclared = append(notDeclared, v)
+		}
+	}
+	for _, v := range declared {
+		if !slices.Contains(served, v) {
+			notServed = append(notServed, v)
+		}
+	}
+	var parts []string
+	if len(notDeclared) > 0 {
+		parts = append(parts, fmt.Sprintf("serves %s, which handler '%s' does not declare (conversions from or to it will fail; add it to kopf.Versions)",
+			strings.Join(notDeclared, ", "), h.ID()))
+	}
+	if len(notServed) > 0 {
+		parts = append(parts, fmt.Sprintf("does not serve %s, which handler '%s' declares", strings.Join(notServed, ", "), h.ID()))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "CRD " + crd + " " + strings.Join(parts, "; it ")
 }
 
 // conversionFor is the CRD's spec.conversion that points at a convert

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
@@ -100,5 +102,69 @@ func TestConversion(t *testing.T) {
 	if conv.Strategy != apiextensionsv1.WebhookConverter || *conv.Webhook.ClientConfig.URL != e.URL()+"/m/convert" ||
 		len(conv.Webhook.ClientConfig.CABundle) == 0 || conv.Webhook.ConversionReviewVersions[0] != "v1" {
 		t.Errorf("conversion %+v", conv)
+	}
+}
+
+// A convert handler that declares its versions (kopf.Versions) is called
+// only between them: a review from or to another version fails with a
+// message naming the declared ones, and the engine warns when the CRD
+// serves a version the handler does not declare.
+func TestConversionVersions(t *testing.T) {
+	spec := abi.HandlerSpec{ID: "convert", Kind: abi.KindConvert, Resource: sel, Options: abi.Options{Versions: []string{"v1alpha1", "v1"}}}
+	f := newFixture(t, []abi.HandlerSpec{spec}, defaults())
+	f.mod.respond["convert"] = func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) {
+		return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}, Result: json.RawMessage(`{"spec":{}}`)}, nil
+	}
+	tests := []struct {
+		name, from, to string
+		want           string // a substring of the failure; "" for success
+	}{
+		{"declared both ways", "v1alpha1", "kopf.dev/v1", ""},
+		{"declared back", "v1", "kopf.dev/v1alpha1", ""},
+		{"to an undeclared version", "v1", "kopf.dev/v2", "converts between v1alpha1, v1 (its declared versions), not to kopf.dev/v2"},
+		{"from an undeclared version", "v2", "kopf.dev/v1", "not from kopf.dev/v2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.mod.requests("convert"))
+			w := httptest.NewRecorder()
+			f.srv.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/m/convert", bytes.NewReader(conversionReview(tt.to, widget(tt.from, map[string]any{})))))
+			var out apiextensionsv1.ConversionReview
+			if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || out.Response == nil {
+				t.Fatalf("answer %d: %s", w.Code, w.Body.String())
+			}
+			called := len(f.mod.requests("convert")) > before
+			if tt.want == "" {
+				if out.Response.Result.Status != "Success" || !called {
+					t.Errorf("want the handler called and success, got called=%v %+v", called, out.Response.Result)
+				}
+				return
+			}
+			if out.Response.Result.Status != "Failure" || !strings.Contains(out.Response.Result.Message, tt.want) {
+				t.Errorf("want a failure with %q, got %+v", tt.want, out.Response.Result)
+			}
+			if called {
+				t.Error("the handler was called for an undeclared version")
+			}
+		})
+	}
+
+	// The CRD serves v2, which the handler does not declare: a warning.
+	s := defaults()
+	s.Listen, s.Managed = "127.0.0.1:0", "auto.kopf-wasm.dev"
+	cluster := &fakeCluster{configs: map[string]json.RawMessage{}, served: map[string][]string{"kopfexamples.kopf.dev": {"v1alpha1", "v1", "v2"}}}
+	var logs bytes.Buffer
+	e := admission.New(admission.Options{Exec: f.exec, Registry: func() *registry.Registry { return f.reg }, Settings: s,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, cluster)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := "CRD kopfexamples.kopf.dev serves v2, which handler 'convert' does not declare"; !strings.Contains(logs.String(), want) {
+		t.Errorf("no warning %q in the log:\n%s", want, logs.String())
+	}
+	if _, ok := cluster.configs["crd/kopfexamples.kopf.dev"]; !ok {
+		t.Error("the conversion was not set despite the warning")
 	}
 }

@@ -26,8 +26,9 @@ type Cluster interface {
 	// SetWebhooks creates the configuration (validating, or mutating when
 	// mutating is set) named name, or replaces its webhooks.
 	SetWebhooks(ctx context.Context, mutating bool, name string, webhooks json.RawMessage) error
-	// SetConversion sets the spec.conversion of the CRD named crd.
-	SetConversion(ctx context.Context, crd string, conversion json.RawMessage) error
+	// SetConversion sets the spec.conversion of the CRD named crd and
+	// returns the versions the CRD serves.
+	SetConversion(ctx context.Context, crd string, conversion json.RawMessage) (served []string, err error)
 }
 
 // Engine runs the server while the host serves webhook handlers and keeps
@@ -170,11 +171,15 @@ func (e *Engine) configureConversions(ctx context.Context, reg *registry.Registr
 				continue
 			}
 			done[crd] = h.Module + "/" + h.ID()
-			if err := e.cluster.SetConversion(ctx, crd, conv); err != nil {
+			served, err := e.cluster.SetConversion(ctx, crd, conv)
+			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			e.log.Info("CRD conversion set", "crd", crd, "handler", h.ID(), "module", h.Module)
+			e.log.Info("CRD conversion set", "crd", crd, "handler", h.ID(), "module", h.Module, "served", served)
+			if msg := undeclaredVersions(h, crd, served); msg != "" {
+				e.log.Warn(msg, "crd", crd, "handler", h.ID(), "module", h.Module)
+			}
 		}
 	}
 	return errors.Join(errs...)

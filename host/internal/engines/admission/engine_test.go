@@ -37,6 +37,7 @@ type fakeCluster struct {
 	mu      sync.Mutex
 	configs map[string]json.RawMessage // "validating/<name>", "mutating/<name>"
 	writes  int
+	served  map[string][]string // the versions each CRD serves
 }
 
 func (c *fakeCluster) SetWebhooks(_ context.Context, mutating bool, name string, webhooks json.RawMessage) error {
@@ -51,11 +52,11 @@ func (c *fakeCluster) SetWebhooks(_ context.Context, mutating bool, name string,
 	return nil
 }
 
-func (c *fakeCluster) SetConversion(_ context.Context, crd string, conversion json.RawMessage) error {
+func (c *fakeCluster) SetConversion(_ context.Context, crd string, conversion json.RawMessage) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.configs["crd/"+crd] = conversion
-	return nil
+	return c.served[crd], nil
 }
 
 func (c *fakeCluster) validating(t *testing.T, name string) []admissionregistrationv1.ValidatingWebhook {
