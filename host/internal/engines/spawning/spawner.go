@@ -183,6 +183,38 @@ func (s *Spawner) Resume() {
 	s.paused = false
 }
 
+// Release stops every worker of one object with the reason "pausing"
+// (another replica takes the object: sharding) and forgets the object once
+// they have stopped, so that a later [Spawner.Adjust] starts afresh. It
+// returns how many are still running; [Spawner.Running] tells when none is.
+func (s *Spawner) Release(key Key) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects[key]
+	if o == nil {
+		return 0
+	}
+	for _, w := range o.workers {
+		w.requestStop(ReasonPausing)
+	}
+	o.done = nil
+	if len(o.workers) == 0 {
+		delete(s.objects, key)
+	}
+	return len(o.workers)
+}
+
+// Keys lists the objects that have workers (running or stopping).
+func (s *Spawner) Keys() []Key {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]Key, 0, len(s.objects))
+	for key := range s.objects {
+		keys = append(keys, key)
+	}
+	return keys
+}
+
 // Running tells how many workers of the object are running.
 func (s *Spawner) Running(key Key) int {
 	s.mu.Lock()
