@@ -10,17 +10,25 @@ import (
 	"net/url"
 	"sync/atomic"
 	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 )
 
-// liveness serves Options.Liveness: 200 "ok" while the operator runs, 503
-// otherwise. It is Kopf's -L endpoint without the probe handlers (the host
-// does not run probe handlers yet).
+// liveness serves Options.Liveness, Kopf's -L endpoint: while the
+// operator runs, the JSON object {probe_id: result} of the modules' probe
+// handlers ({} without any), 200 when every probe succeeded and 500 with
+// the failing probes as {"error": message} otherwise; 503 while the
+// operator does not run. Results are cached (settings.Execution.ProbeCache).
 type liveness struct {
 	addr   string // the address it listens on, once started
 	alive  atomic.Bool
+	probe  atomic.Pointer[prober]
 	server *http.Server
 	done   chan struct{}
 }
+
+// prober answers the probe handlers: the operator's Probe.
+type prober func(ctx context.Context) (probing.Report, error)
 
 // startLiveness listens on the URL's address and serves its path; an empty
 // URL gives a liveness that serves nothing.
@@ -38,13 +46,7 @@ func startLiveness(raw string, log *slog.Logger) (*liveness, error) {
 		return nil, fmt.Errorf("liveness endpoint %s: %w (pick another address with -L)", raw, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
-		if !l.alive.Load() {
-			http.Error(w, "not running", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc(path, l.serveProbes)
 	l.addr = ln.Addr().String()
 	l.server = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	l.done = make(chan struct{})
@@ -59,6 +61,32 @@ func startLiveness(raw string, log *slog.Logger) (*liveness, error) {
 }
 
 func (l *liveness) setAlive(v bool) { l.alive.Store(v) }
+
+// setProber makes the endpoint answer the probe handlers through p.
+func (l *liveness) setProber(p prober) { l.probe.Store(&p) }
+
+// serveProbes answers one liveness request.
+func (l *liveness) serveProbes(w http.ResponseWriter, r *http.Request) {
+	if !l.alive.Load() {
+		http.Error(w, "not running", http.StatusServiceUnavailable)
+		return
+	}
+	body, code := []byte("{}"), http.StatusOK
+	if p := l.probe.Load(); p != nil {
+		report, err := (*p)(r.Context())
+		if err != nil {
+			http.Error(w, "not probed: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		body = report.JSON()
+		if !report.OK() {
+			code = http.StatusInternalServerError
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
 
 // close stops the server, if any.
 func (l *liveness) close() {

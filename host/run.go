@@ -77,6 +77,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer live.close()
+	live.setProber(op.Probe)
 	logStart(opts, mods)
 	set := newModuleSet(op, mods)
 	if opts.ModuleResources {

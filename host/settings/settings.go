@@ -91,6 +91,10 @@ type Execution struct {
 	// wasm instance of its own. A daemon past the cap waits for a slot, and
 	// a warning says so.
 	MaxDaemons int `json:"maxDaemons"`
+	// ProbeCache is how long the liveness endpoint reuses the results of
+	// the probe handlers before calling them again; Kopf's fixed 10 s. 0:
+	// every request calls them.
+	ProbeCache time.Duration `json:"probeCache"`
 }
 
 // Posting tunes the Kubernetes Events the host posts about handlers.
@@ -322,7 +326,7 @@ func Default() Settings {
 			DiffBaseInStatus:   true,
 			ConsistencyTimeout: 5 * time.Second,
 		},
-		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100},
+		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100, ProbeCache: 10 * time.Second},
 		Posting: Posting{
 			Enabled:            true,
 			Level:              LevelWarning,

@@ -75,6 +75,7 @@ func (s Settings) Validate() error {
 	v.notNegative("execution.defaultBackoff", e.DefaultBackoff)
 	v.atLeast("execution.workers", e.Workers, 1)
 	v.atLeast("execution.maxDaemons", e.MaxDaemons, 1)
+	v.notNegative("execution.probeCache", e.ProbeCache)
 
 	po := s.Posting
 	if _, ok := levelNames[po.Level]; !ok {

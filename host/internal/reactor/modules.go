@@ -71,7 +71,6 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 // all) that this host does not serve yet, with what the author sees.
 var unserved = map[abi.HandlerKind]string{
 	abi.KindIndex: "index handlers are not served yet: they are never called, ctx.Index() stays empty and index look-ups answer 501",
-	abi.KindProbe: "probe handlers are not served yet: they are never called and the liveness endpoint does not report them",
 }
 
 // warnUnserved logs one warning per declared handler of a kind the host

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,23 +11,38 @@ import (
 )
 
 // A module declaring kinds the host does not serve yet loads with one
-// warning per such handler, naming it and what is missing.
+// warning per such handler, naming it and what is missing; served kinds
+// (probe handlers among them) are not warned about.
 func TestWarnUnserved(t *testing.T) {
 	var buf bytes.Buffer
 	o := &Operator{log: slog.New(slog.NewTextHandler(&buf, nil))}
 	sel := &abi.ResourceSelector{Name: "kopfexamples"}
-	o.warnUnserved([]abi.Manifest{{Module: abi.ModuleInfo{Name: "m"}, Handlers: []abi.HandlerSpec{
-		{ID: "create_fn", Kind: abi.KindCreate, Resource: sel},
-		{ID: "by_owner", Kind: abi.KindIndex, Resource: sel},
-		{ID: "health", Kind: abi.KindProbe},
-	}}})
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("want two warnings, got:\n%s", buf.String())
+	var handlers []abi.HandlerSpec
+	for _, k := range abi.Kinds() {
+		h := abi.HandlerSpec{ID: "h_" + string(k), Kind: k}
+		if !k.IsActivity() {
+			h.Resource = sel
+		}
+		handlers = append(handlers, h)
 	}
-	for i, want := range []string{"Handler 'by_owner' of module \\\"m\\\": index handlers are not served yet", "Handler 'health' of module \\\"m\\\": probe handlers are not served yet"} {
-		if !strings.Contains(lines[i], "level=WARN") || !strings.Contains(lines[i], want) {
-			t.Errorf("warning %d = %s, want WARN with %s", i, lines[i], want)
+	o.warnUnserved([]abi.Manifest{{Module: abi.ModuleInfo{Name: "m"}, Handlers: handlers}})
+	out := buf.String()
+	if _, ok := unserved[abi.KindProbe]; ok {
+		t.Error("probe handlers are served; they must not be listed as unserved")
+	}
+	for _, k := range abi.Kinds() {
+		why, isUnserved := unserved[k]
+		line := fmt.Sprintf("Handler 'h_%s' of module \\\"m\\\": %s", k, why)
+		switch {
+		case isUnserved && !strings.Contains(out, line):
+			t.Errorf("no warning for the %s handler; want %q in:\n%s", k, line, out)
+		case !isUnserved && strings.Contains(out, "'h_"+string(k)+"'"):
+			t.Errorf("the %s handler is served but was warned about:\n%s", k, out)
+		}
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" && !strings.Contains(l, "level=WARN") {
+			t.Errorf("not a warning: %s", l)
 		}
 	}
 }
