@@ -94,11 +94,27 @@ type HandlerSpec struct {
 // ResourceSelector names a resource as Kopf's selectors do. Name may be the
 // plural, the singular, the kind or a short name; Version may be empty for
 // the preferred version; Group is empty for the core API ("v1" pods).
+//
+// Instead of a Name, a selector may name many resources (additions to ABI
+// v1; older hosts refuse such a manifest as having no resource): Category
+// selects every resource in that category (Kopf's category=, e.g. "all"),
+// Everything every resource (Kopf's kopf.EVERYTHING), each narrowed to
+// Group and Version when they are set. Only preferred versions are
+// selected unless Version is set; resources that cannot be listed and
+// watched, and core and events.k8s.io Events, are never selected, as in
+// Kopf. The host follows the cluster: custom resources that appear or go
+// later start or stop being served.
 type ResourceSelector struct {
-	Group   string `json:"group,omitempty"`
-	Version string `json:"version,omitempty"`
-	Name    string `json:"name"`
+	Group      string `json:"group,omitempty"`
+	Version    string `json:"version,omitempty"`
+	Name       string `json:"name"`
+	Category   string `json:"category,omitempty"`
+	Everything bool   `json:"everything,omitempty"`
 }
+
+// Many reports whether the selector may name several resources (a
+// category or everything) rather than one.
+func (s ResourceSelector) Many() bool { return s.Category != "" || s.Everything }
 
 // Filters are ANDed, with Kopf's semantics.
 type Filters struct {
@@ -119,19 +135,25 @@ type Filters struct {
 
 // MetaFilter matches one label or annotation: exactly one of its fields is
 // set. {"value":"x"} matches the value "x"; {"present":true} any value
-// (an empty string counts); {"absent":true} a missing key.
+// (an empty string counts); {"absent":true} a missing key;
+// {"callback":true} says the guest matches the value with a function
+// (Kopf's callable filters): the host leaves the key to the guest, whose
+// callback filter (the handler's [Filters.When], which must be set) decides.
+// Callback is an addition to ABI v1; older hosts refuse it.
 type MetaFilter struct {
-	Value   *string `json:"value,omitempty"`
-	Present bool    `json:"present,omitempty"`
-	Absent  bool    `json:"absent,omitempty"`
+	Value    *string `json:"value,omitempty"`
+	Present  bool    `json:"present,omitempty"`
+	Absent   bool    `json:"absent,omitempty"`
+	Callback bool    `json:"callback,omitempty"`
 }
 
-// ValueFilter matches a field's value: a literal JSON value, present, or
-// absent (exactly one is set).
+// ValueFilter matches a field's value: a literal JSON value, present,
+// absent, or a guest's callback (exactly one is set; see [MetaFilter]).
 type ValueFilter struct {
-	Value   json.RawMessage `json:"value,omitempty"`
-	Present bool            `json:"present,omitempty"`
-	Absent  bool            `json:"absent,omitempty"`
+	Value    json.RawMessage `json:"value,omitempty"`
+	Present  bool            `json:"present,omitempty"`
+	Absent   bool            `json:"absent,omitempty"`
+	Callback bool            `json:"callback,omitempty"`
 }
 
 // ErrorsMode is what an arbitrary error means, as Kopf's errors= option.

@@ -75,8 +75,12 @@ func (h *HandlerSpec) validate(where string, p *problems) {
 	switch {
 	case h.Kind.IsActivity() && h.Resource != nil:
 		p.add("%s is a %s handler and takes no resource", where, h.Kind)
-	case !h.Kind.IsActivity() && (h.Resource == nil || h.Resource.Name == ""):
+	case !h.Kind.IsActivity() && h.Resource == nil:
 		p.add("%s has no resource", where)
+	case !h.Kind.IsActivity() && countSet(h.Resource.Name != "", h.Resource.Category != "", h.Resource.Everything) != 1:
+		p.add("%s must name its resource, a category or everything (exactly one)", where)
+	case h.Kind == KindConvert && h.Resource.Many():
+		p.add("%s is a convert handler; it must name its custom resource", where)
 	case h.Kind == KindConvert && h.Resource.Group == "":
 		p.add("%s is a convert handler of a core resource; only custom resources convert", where)
 	}
@@ -98,18 +102,25 @@ func (f *Filters) validate(where string, kind HandlerKind, p *problems) {
 		p.add("%s combines value with old/new", where)
 	}
 	for i, v := range []*ValueFilter{f.Value, f.Old, f.New} {
-		if v != nil && countSet(len(v.Value) > 0, v.Present, v.Absent) != 1 {
-			p.add("%s: the %s filter must set exactly one of value, present, absent", where, [...]string{"value", "old", "new"}[i])
+		if v != nil && countSet(len(v.Value) > 0, v.Present, v.Absent, v.Callback) != 1 {
+			p.add("%s: the %s filter must set exactly one of value, present, absent, callback", where, [...]string{"value", "old", "new"}[i])
+		}
+		if v != nil && v.Callback && !f.When {
+			p.add("%s: the %s filter is a callback, which needs when", where, [...]string{"value", "old", "new"}[i])
 		}
 	}
-	for key, m := range f.Labels {
-		if countSet(m.Value != nil, m.Present, m.Absent) != 1 {
-			p.add("%s: the label filter %q must set exactly one of value, present, absent", where, key)
-		}
-	}
-	for key, m := range f.Annotations {
-		if countSet(m.Value != nil, m.Present, m.Absent) != 1 {
-			p.add("%s: the annotation filter %q must set exactly one of value, present, absent", where, key)
+	for _, meta := range []struct {
+		what    string
+		filters map[string]MetaFilter
+	}{{"label", f.Labels}, {"annotation", f.Annotations}} {
+		what := meta.what
+		for key, m := range meta.filters {
+			if countSet(m.Value != nil, m.Present, m.Absent, m.Callback) != 1 {
+				p.add("%s: the %s filter %q must set exactly one of value, present, absent, callback", where, what, key)
+			}
+			if m.Callback && !f.When {
+				p.add("%s: the %s filter %q is a callback, which needs when", where, what, key)
+			}
 		}
 	}
 }

@@ -36,6 +36,15 @@ func TestValidate(t *testing.T) {
 		{"convert with versions", valid(HandlerSpec{ID: "a", Kind: KindConvert, Resource: res, Options: Options{Versions: []string{"v1alpha1", "v1"}}}), ""},
 		{"versions on a validator", valid(HandlerSpec{ID: "a", Kind: KindValidate, Resource: res, Options: Options{Versions: []string{"v1"}}}), "only convert handlers declare versions"},
 		{"qualified version", valid(HandlerSpec{ID: "a", Kind: KindConvert, Resource: res, Options: Options{Versions: []string{"kopf.dev/v1"}}}), `version "kopf.dev/v1"`},
+		{"category", valid(HandlerSpec{ID: "a", Kind: KindEvent, Resource: &ResourceSelector{Category: "all"}}), ""},
+		{"everything in a group", valid(HandlerSpec{ID: "a", Kind: KindEvent, Resource: &ResourceSelector{Group: "kopf.dev", Everything: true}}), ""},
+		{"empty selector", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: &ResourceSelector{Group: "kopf.dev"}}), "must name its resource, a category or everything"},
+		{"name and category", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: &ResourceSelector{Name: "pods", Category: "all"}}), "(exactly one)"},
+		{"convert of a category", valid(HandlerSpec{ID: "a", Kind: KindConvert, Resource: &ResourceSelector{Group: "kopf.dev", Category: "all"}}), "must name its custom resource"},
+		{"callback label", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Filters: Filters{When: true, Labels: map[string]MetaFilter{"app": {Callback: true}}}}), ""},
+		{"callback label without when", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Filters: Filters{Labels: map[string]MetaFilter{"app": {Callback: true}}}}), `label filter "app" is a callback, which needs when`},
+		{"callback and value", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Filters: Filters{When: true, Annotations: map[string]MetaFilter{"a": {Callback: true, Present: true}}}}), `annotation filter "a" must set exactly one`},
+		{"callback value without when", valid(HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res, Filters: Filters{Field: "spec.x", Old: &ValueFilter{Callback: true}}}), "the old filter is a callback, which needs when"},
 		{"bad verb", &Manifest{ABIVersion: Version, Module: ModuleInfo{Name: "m"}, Permissions: Permissions{Kubernetes: []KubePermission{{Resource: "pods", Verbs: []string{"steal"}}}}}, `unknown verb "steal"`},
 	}
 	for _, tt := range tests {
