@@ -106,15 +106,27 @@ type KubeResponse struct {
 }
 
 // IndexLookupRequest is the request of [HostIndexLookup]: the values stored
-// under Key in the index with id Index. Key is any JSON value.
+// under Key in the index with id Index. Key is any JSON value: a string
+// names the key as the index handler's result named it, null is the key of
+// results that are not objects, and any other value is matched by its
+// compact JSON text (what encoding a map with number keys gives).
 type IndexLookupRequest struct {
 	Index string          `json:"index"`
 	Key   json.RawMessage `json:"key"`
+	// All asks for the whole index instead ([IndexLookupResponse.Index]):
+	// what a guest does when [Request.Indices] carries the index as null
+	// because it is too large to carry in every request. An addition to
+	// ABI v1; older hosts ignore it and answer the key's values.
+	All bool `json:"all,omitempty"`
 }
 
-// IndexLookupResponse is the reply of [HostIndexLookup].
+// IndexLookupResponse is the reply of [HostIndexLookup]: the values under
+// the key, in no particular order (duplicates are kept), or with
+// [IndexLookupRequest.All] the whole index, encoded as [Request.Indices]
+// carries one.
 type IndexLookupResponse struct {
 	Values []json.RawMessage `json:"values"`
+	Index  json.RawMessage   `json:"index,omitempty"`
 	Error  *HostError        `json:"error,omitempty"`
 }
 

@@ -57,11 +57,15 @@ type Request struct {
 	Runtime float64   `json:"runtime,omitempty"`
 	// Param is the handler's [Options.Param].
 	Param json.RawMessage `json:"param,omitempty"`
-	// Memo is the object's in-memory memo (a JSON object) as the last call
-	// left it; it does not survive a host restart.
+	// Memo is the in-memory memo (a JSON object) as the last call left it:
+	// the module's operator memo for activities, the module's memo of the
+	// object for every other kind (the operator memo until a handler about
+	// the object changes it). It does not survive a host restart.
 	Memo json.RawMessage `json:"memo,omitempty"`
 	// Indices holds each index of the module by id: a JSON object from key to
-	// a list of values.
+	// a list of values (the key of non-object results is "null"). An index
+	// too large to carry in every request is null here: read it with
+	// [HostIndexLookup], by key or whole ([IndexLookupRequest.All]).
 	Indices map[string]json.RawMessage `json:"indices,omitempty"`
 	// Event is set for event handlers.
 	Event *WatchEvent `json:"event,omitempty"`

@@ -10,7 +10,10 @@ type Response struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Patch is applied to the object with the cycle's other changes.
 	Patch *Patch `json:"patch,omitempty"`
-	// Memo replaces the object's memo when present.
+	// Memo replaces the memo the request carried when present (the
+	// object's, or the operator's for activities); callback filters' and
+	// conversions' memos are not kept, nor those of reviews of objects
+	// being created.
 	Memo json.RawMessage `json:"memo,omitempty"`
 	// Admission is the verdict of a validate or mutate handler; a mutation
 	// is in Patch.
