@@ -56,13 +56,18 @@ func (k Client) FieldManager(name string) Client { k.manager = name; return k }
 
 // Get reads an object.
 func (k Client) Get(name string) (Object, error) {
-	return k.object(abi.KubeRequest{Verb: abi.VerbGet, Name: name}, nil)
+	return k.object(newGet(name), nil)
+}
+
+func newGet(name string) abi.KubeRequest { return abi.KubeRequest{Verb: abi.VerbGet, Name: name} }
+
+func newList(opts ListOptions) abi.KubeRequest {
+	return abi.KubeRequest{Verb: abi.VerbList, LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}
 }
 
 // List reads the objects of the client's namespace (all when none).
 func (k Client) List(opts ListOptions) ([]Object, error) {
-	list, err := k.object(abi.KubeRequest{Verb: abi.VerbList,
-		LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}, nil)
+	list, err := k.object(newList(opts), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +113,22 @@ func (k Client) Delete(name string) error {
 
 // object sends a request with an optional body and decodes the reply.
 func (k Client) object(req abi.KubeRequest, body any) (Object, error) {
+	raw, err := k.raw(req, body)
+	if err != nil {
+		return nil, err
+	}
+	var out Object
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, fmt.Errorf("kopf: %s: decode the reply: %w", k.describe(k.complete(req, body)), err)
+		}
+	}
+	return out, nil
+}
+
+// complete fills a request with the client's resource, namespace and
+// field manager.
+func (k Client) complete(req abi.KubeRequest, body any) abi.KubeRequest {
 	req.Group, req.Version, req.Resource, req.Subresource = k.group, k.version, k.resource, k.subresource
 	req.Namespace = k.namespace
 	if obj, ok := body.(Object); ok && req.Namespace == "" {
@@ -116,6 +137,12 @@ func (k Client) object(req abi.KubeRequest, body any) (Object, error) {
 	if req.FieldManager == "" {
 		req.FieldManager = k.manager
 	}
+	return req
+}
+
+// raw sends a request with an optional body and returns the reply's body.
+func (k Client) raw(req abi.KubeRequest, body any) (json.RawMessage, error) {
+	req = k.complete(req, body)
 	call := k.describe(req)
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -131,13 +158,7 @@ func (k Client) object(req abi.KubeRequest, body any) (Object, error) {
 	if resp.Error != nil {
 		return nil, apiError(call, resp.Error)
 	}
-	var out Object
-	if len(resp.Body) > 0 {
-		if err := json.Unmarshal(resp.Body, &out); err != nil {
-			return nil, fmt.Errorf("kopf: %s: decode the reply: %w", call, err)
-		}
-	}
-	return out, nil
+	return resp.Body, nil
 }
 
 // describe names a request for errors: "get pods default/x".

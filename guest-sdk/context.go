@@ -1,6 +1,7 @@
 package kopf
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"time"
@@ -31,6 +32,8 @@ type Context struct {
 	event     *Event
 	logger    *slog.Logger
 	stop      string
+	goctx     context.Context // see Context.Context
+	cancel    context.CancelFunc
 }
 
 // Memo is the per-object memo: it lives in the host's memory between the
@@ -47,9 +50,6 @@ const (
 	ReasonDelete = abi.ReasonDelete
 	ReasonResume = abi.ReasonResume
 )
-
-// Resource is the resolved resource of the object being handled.
-type Resource = abi.ResourceRef
 
 // DiffItem is one difference between old and new.
 type DiffItem struct {
@@ -158,7 +158,7 @@ func (c *Context) Resource() Resource {
 	if c.req.Resource == nil {
 		return Resource{}
 	}
-	return *c.req.Resource
+	return Resource(*c.req.Resource)
 }
 
 // Body is the whole object.

@@ -32,6 +32,7 @@ func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
 		return ctx.matchWhen()
 	}
 	result, err := ctx.call()
+	ctx.release()
 	return ctx.respond(result, err)
 }
 

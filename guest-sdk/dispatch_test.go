@@ -114,7 +114,7 @@ func TestWebhookVerdicts(t *testing.T) {
 	OnMutate("", "v1", "pods", func(ctx *Context) (any, error) {
 		a := ctx.Admission()
 		if a.Operation != "CREATE" || !a.DryRun || a.UserInfo.String("username") != "admin" {
-			return nil, PermanentError{"wrong admission view"}
+			return nil, PermanentError{Message: "wrong admission view"}
 		}
 		a.Warnings = append(a.Warnings, "defaulted")
 		ctx.Patch().Add("/metadata/labels/x", "y")

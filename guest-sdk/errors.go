@@ -11,34 +11,73 @@ import (
 
 // TemporaryError asks for a retry of the handler after Delay, as Kopf's
 // kopf.TemporaryError. A zero Delay leaves the delay to the host (the
-// handler's backoff); a negative Delay retries at once.
+// handler's backoff); a negative Delay retries at once. Err, when set, is
+// the cause: errors.Is and errors.As see through it ([Temporary] builds
+// one from an error).
 type TemporaryError struct {
 	Message string
 	Delay   time.Duration
+	Err     error
 }
 
-// Error returns the message.
-func (e TemporaryError) Error() string { return e.Message }
+// Error returns the message, then the cause's text: "message: cause".
+func (e TemporaryError) Error() string { return joinMessage(e.Message, e.Err) }
+
+// Unwrap returns the cause.
+func (e TemporaryError) Unwrap() error { return e.Err }
+
+// Temporary wraps err as a [TemporaryError] that retries after delay (0:
+// the handler's backoff). The message is err's text.
+//
+//	if err != nil {
+//		return nil, kopf.Temporary(err, 10*time.Second)
+//	}
+func Temporary(err error, delay time.Duration) TemporaryError {
+	return TemporaryError{Err: err, Delay: delay}
+}
 
 // PermanentError fails the handler for the current cause without retries,
-// as Kopf's kopf.PermanentError.
+// as Kopf's kopf.PermanentError. Err, when set, is the cause, as for
+// [TemporaryError].
 type PermanentError struct {
 	Message string
+	Err     error
 }
 
-// Error returns the message.
-func (e PermanentError) Error() string { return e.Message }
+// Error returns the message, then the cause's text: "message: cause".
+func (e PermanentError) Error() string { return joinMessage(e.Message, e.Err) }
+
+// Unwrap returns the cause.
+func (e PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err as a [PermanentError]; the message is err's text.
+func Permanent(err error) PermanentError { return PermanentError{Err: err} }
+
+// joinMessage is "message: cause", or whichever of the two there is.
+func joinMessage(msg string, err error) string {
+	switch {
+	case err == nil:
+		return msg
+	case msg == "":
+		return err.Error()
+	}
+	return msg + ": " + err.Error()
+}
 
 // AdmissionError denies an admission request with an HTTP Code (500 when
 // zero) and Message, as Kopf's kopf.AdmissionError. Elsewhere it is a
-// permanent error.
+// permanent error. Err, when set, is the cause, as for [TemporaryError].
 type AdmissionError struct {
 	Message string
 	Code    int
+	Err     error
 }
 
-// Error returns the message.
-func (e AdmissionError) Error() string { return e.Message }
+// Error returns the message, then the cause's text: "message: cause".
+func (e AdmissionError) Error() string { return joinMessage(e.Message, e.Err) }
+
+// Unwrap returns the cause.
+func (e AdmissionError) Unwrap() error { return e.Err }
 
 // Sentinels matched by [APIError] with errors.Is.
 var (

@@ -76,9 +76,11 @@ func Timer(group, version, plural string, fn Handler, opts ...Option) {
 }
 
 // Daemon registers a long-running handler per object (@kopf.daemon); it
-// should return when [Context.Stopped] says so.
-func Daemon(group, version, plural string, fn Handler, opts ...Option) {
-	registered.add(abi.KindDaemon, selector(group, version, plural), fn, opts)
+// should return when [Context.Stopped] says so. fn is a [Handler] or a
+// [DaemonHandler], func(ctx *kopf.DaemonContext) (any, error).
+func Daemon[F DaemonFunc](group, version, plural string, fn F, opts ...Option) {
+	h, name := daemonHandler(fn)
+	registered.addNamed(abi.KindDaemon, selector(group, version, plural), h, name, opts)
 }
 
 // Index registers an indexing handler (@kopf.index): its result is indexed
@@ -89,15 +91,18 @@ func Index(group, version, plural string, fn Handler, opts ...Option) {
 }
 
 // OnValidate registers a validating admission handler (@kopf.on.validate):
-// returning an error denies the request.
-func OnValidate(group, version, plural string, fn Handler, opts ...Option) {
-	registered.add(abi.KindValidate, selector(group, version, plural), fn, opts)
+// returning an error denies the request. fn is a [Handler] or an
+// [AdmissionHandler], func(ctx *kopf.AdmissionContext) error.
+func OnValidate[F AdmissionFunc](group, version, plural string, fn F, opts ...Option) {
+	h, name := admissionHandler(fn)
+	registered.addNamed(abi.KindValidate, selector(group, version, plural), h, name, opts)
 }
 
 // OnMutate registers a mutating admission handler (@kopf.on.mutate): its
-// [Patch] is the mutation.
-func OnMutate(group, version, plural string, fn Handler, opts ...Option) {
-	registered.add(abi.KindMutate, selector(group, version, plural), fn, opts)
+// [Patch] is the mutation. fn is a [Handler] or an [AdmissionHandler].
+func OnMutate[F AdmissionFunc](group, version, plural string, fn F, opts ...Option) {
+	h, name := admissionHandler(fn)
+	registered.addNamed(abi.KindMutate, selector(group, version, plural), h, name, opts)
 }
 
 // OnConvert registers a conversion webhook for a custom resource (beyond

@@ -47,6 +47,12 @@ func (r *registry) problem(format string, args ...any) {
 }
 
 func (r *registry) add(kind abi.HandlerKind, sel *abi.ResourceSelector, fn Handler, opts []Option) {
+	r.addNamed(kind, sel, fn, funcName(fn), opts)
+}
+
+// addNamed adds a handler whose default id is name (the author's function
+// when fn adapts a kind-specific handler type).
+func (r *registry) addNamed(kind abi.HandlerKind, sel *abi.ResourceSelector, fn Handler, name string, opts []Option) {
 	h := &handler{spec: abi.HandlerSpec{Kind: kind, Resource: sel}, fn: fn}
 	if fn == nil {
 		r.problem("a %s handler has no function", kind)
@@ -54,15 +60,15 @@ func (r *registry) add(kind abi.HandlerKind, sel *abi.ResourceSelector, fn Handl
 	}
 	for _, o := range opts {
 		if !o.appliesTo(kind) {
-			r.problem("option %s does not apply to %s handlers (handler %s)", o.name, kind, funcName(fn))
+			r.problem("option %s does not apply to %s handlers (handler %s)", o.name, kind, name)
 			continue
 		}
 		if err := o.apply(h); err != nil {
-			r.problem("option %s of handler %s: %v", o.name, funcName(fn), err)
+			r.problem("option %s of handler %s: %v", o.name, name, err)
 		}
 	}
 	if h.spec.ID == "" {
-		h.spec.ID = funcName(fn)
+		h.spec.ID = name
 	}
 	if f := h.spec.Filters.Field; f != "" && kind != abi.KindIndex {
 		h.spec.ID += "/" + f
@@ -88,6 +94,7 @@ func (r *registry) manifest() (*abi.Manifest, error) {
 		m.Handlers = append(m.Handlers, h.spec)
 	}
 	problems := append([]string(nil), r.problems...)
+	problems = append(problems, r.permitProblems()...)
 	if err := m.Validate(); err != nil {
 		me, ok := err.(*abi.ManifestError)
 		if !ok {
