@@ -43,6 +43,10 @@ type Settings struct {
 	// Admission tunes the admission webhook server and the webhook
 	// configurations the host manages.
 	Admission Admission `json:"admission"`
+	// Peering is Kopf's peering between hosts that share a peering object.
+	Peering Peering `json:"peering"`
+	// LeaderElection tunes `run --leader-elect` (one Lease, one leader).
+	LeaderElection LeaderElection `json:"leaderElection"`
 }
 
 // Persistence says where the host keeps its state on the objects. The
@@ -248,6 +252,58 @@ type Process struct {
 	CleanupTimeout time.Duration `json:"cleanupTimeout"`
 }
 
+// Peering is Kopf's settings.peering: how hosts that share a peering
+// object (KopfPeering in each served namespace, ClusterKopfPeering for a
+// cluster-wide host; kopf.dev/v1 or the legacy zalando.org/v1) see each
+// other. The host with the highest priority handles; the others pause; hosts
+// of the same priority all pause (docs/peering.md).
+type Peering struct {
+	// Name of the peering object. Kopf's "default".
+	Name string `json:"name"`
+	// Priority of this host among its peers (run -p; --dev sets 666).
+	Priority int `json:"priority"`
+	// Lifetime of this host's keep-alive record: the others count it as
+	// alive until its lastseen plus this. Kopf's 60 s; whole seconds.
+	Lifetime time.Duration `json:"lifetime"`
+	// Mandatory pauses the host until the peering CRD and object exist
+	// (run -P NAME sets it). Otherwise (auto) a missing CRD or object means
+	// running as if standalone.
+	Mandatory bool `json:"mandatory"`
+	// Standalone runs with no peering at all (run --standalone).
+	Standalone bool `json:"standalone"`
+	// Clusterwide uses the ClusterKopfPeering even for a host that serves
+	// namespaces (Kopf's settings.peering.clusterwide); a host run with -A
+	// always does.
+	Clusterwide bool `json:"clusterwide"`
+	// Stealth keeps the keep-alives out of the log.
+	Stealth bool `json:"stealth"`
+}
+
+// LeaderElection tunes `run --leader-elect`: replicas compete for one
+// coordination.k8s.io/v1 Lease through client-go's leader election; only
+// the holder handles changes, timers and daemons. The durations are
+// client-go's (and controller-runtime's defaults).
+type LeaderElection struct {
+	// Enabled turns leader election on (run --leader-elect).
+	Enabled bool `json:"enabled"`
+	// Namespace of the Lease (run --leader-elect-namespace). Empty: the
+	// namespace of the host's pod ($POD_NAMESPACE), else "default".
+	Namespace string `json:"namespace"`
+	// LeaseName names the Lease. Empty: the peering name (peering.name).
+	LeaseName string `json:"leaseName"`
+	// LeaseDuration: how long the others wait, after they last saw the
+	// Lease renewed, before they take it. A killed leader is replaced
+	// after about this long.
+	LeaseDuration time.Duration `json:"leaseDuration"`
+	// RenewDeadline: a leader that could not renew for this long stops
+	// handling at once; LeaseDuration minus RenewDeadline is its margin to
+	// stop before another replica may lead.
+	RenewDeadline time.Duration `json:"renewDeadline"`
+	// RetryPeriod: how often the leader renews and the others try to
+	// acquire.
+	RetryPeriod time.Duration `json:"retryPeriod"`
+}
+
 // Admission tunes the HTTPS server that answers the API server's
 // AdmissionReviews for the modules' validating and mutating handlers, and
 // the webhook configurations the host keeps for them (Kopf's
@@ -363,6 +419,8 @@ func Default() Settings {
 			IdleTimeout:       2 * time.Minute,
 			StopTimeout:       5 * time.Second,
 		},
+		Peering:        defaultPeering(),
+		LeaderElection: defaultLeaderElection(),
 	}
 }
 

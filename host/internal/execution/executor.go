@@ -95,6 +95,9 @@ type Result struct {
 	// CallErr is the module's own failure (a trap, a timeout, bad output),
 	// which the step counts as the handler's arbitrary error.
 	CallErr error
+	// Children are the sub-handlers the call registered, in registration
+	// order (see ChildResult).
+	Children []ChildResult
 }
 
 // CallOptions vary how [Executor.Call] calls.
@@ -146,13 +149,18 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	if resp != nil {
 		out = resp.Outcome
 	}
-	step := Classify(limits, in.Record, e.opts.Clock.Now(), out, err)
-	return Result{Step: step, Request: req, Response: resp, CallErr: err}, nil
+	now := e.opts.Clock.Now()
+	step := Classify(limits, in.Record, now, out, err)
+	var children []ChildResult
+	if resp != nil && err == nil && h.Kind().IsChanging() && (len(resp.Subhandlers) > 0 || out.Status == abi.OutcomeChildren) {
+		children, step = e.settleChildren(h, limits, in, resp, now, step)
+	}
+	return Result{Step: step, Request: req, Response: resp, CallErr: err, Children: children}, nil
 }
 
 // Fold merges a call's patch into p, and its result into
-// status.<handler-id> when the step delivers one and keep is set (results
-// of delete handlers are not kept: the object is going away). Problems
+// status.<handler-id> when the step delivers one and keep is set, and so
+// the results of its sub-handlers into status.<parent/child>. Problems
 // with either are logged; the rest of the cycle goes on.
 func (e *Executor) Fold(p *persistence.Patch, subj *Subject, h *registry.Handler, r Result, keep bool) {
 	if r.Response == nil || p == nil {
@@ -161,10 +169,22 @@ func (e *Executor) Fold(p *persistence.Patch, subj *Subject, h *registry.Handler
 	if err := p.MergeHandlerPatch(h.ID(), r.Response.Patch); err != nil {
 		e.log.Error(fmt.Sprintf("Handler '%s' returned a patch that cannot be applied: %v", h.ID(), err), e.attrs(subj, h)...)
 	}
-	if keep && r.Step.Deliver {
-		if err := p.AddResult(h.ID(), r.Response.Result); err != nil {
-			e.log.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", h.ID(), err), e.attrs(subj, h)...)
+	if !keep {
+		return
+	}
+	if r.Step.Deliver {
+		e.addResult(p, subj, h, r.Response.Result)
+	}
+	for _, c := range r.Children {
+		if c.Reported && c.Step.Deliver {
+			e.addResult(p, subj, c.Handler, c.Result)
 		}
+	}
+}
+
+func (e *Executor) addResult(p *persistence.Patch, subj *Subject, h *registry.Handler, result []byte) {
+	if err := p.AddResult(h.ID(), result); err != nil {
+		e.log.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", h.ID(), err), e.attrs(subj, h)...)
 	}
 }
 

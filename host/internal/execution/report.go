@@ -52,6 +52,10 @@ func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handle
 // reportChange reports a changing handler's step, with an Event.
 func (e *Executor) reportChange(ctx context.Context, subj *Subject, id string, step Step, attrs []any) {
 	p := e.opts.Settings.Posting
+	if _, ok := step.Err.(*ChildrenRetryError); ok {
+		e.log.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id), attrs...)
+		return
+	}
 	if step.Err == nil {
 		msg := fmt.Sprintf("Handler '%s' succeeded.", id)
 		e.log.Info(msg, attrs...)

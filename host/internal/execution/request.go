@@ -29,6 +29,9 @@ type Input struct {
 	Admission *AdmissionInput
 	// Conversion is what a convert handler converts the Subject to.
 	Conversion *abi.ConversionRequest
+	// Subrecords are the records of the handler's sub-handlers of every
+	// depth (persistence.State.Subrecords), by id.
+	Subrecords map[string]persistence.Record
 	// Filter makes the request a callback filter's (abi.CallWhen) rather
 	// than a handler's.
 	Filter bool
@@ -91,6 +94,7 @@ func Request(h *registry.Handler, in Input) (*abi.Request, error) {
 	if in.Filter || !h.Kind().IsChanging() {
 		return req, nil
 	}
+	req.Subhandlers = subrequest(in.Subrecords, in.Now)
 	return req, changeKwargs(req, h, in.Cause)
 }
 

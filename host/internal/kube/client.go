@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -33,6 +34,10 @@ type Client struct {
 	dyn   dynamic.Interface
 	disc  *discoveryCache
 	raw   rest.Interface // requests whose responses the host decodes itself (Patch)
+	// cfg and hc build the typed clients of client-go's helpers (the
+	// leader election's Lease lock) on the same connection pool.
+	cfg *rest.Config
+	hc  *http.Client
 	stats *counters
 	retry retrier
 
@@ -74,7 +79,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	}
 	// Discovery and pings are plain requests, bounded by a context timeout
 	// each (a watch must not be, which is why the shared config has none).
-	c.dyn = dyn
+	c.dyn, c.cfg, c.hc = dyn, cfg, hc
 	c.disc = newDiscoveryCache(c.raw, c.kube.RequestTimeout, c.kube.DiscoveryRefresh)
 	c.nsInf = &nsTracker{c: c}
 	c.retry = retrier{backoffs: c.kube.ErrorBackoffs, timeout: c.kube.RequestTimeout, onRetry: c.logRetry}

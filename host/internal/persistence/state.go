@@ -22,6 +22,7 @@ type entry struct {
 	rec    Record
 	origin *Record // as read from the body; nil when not stored there
 	active bool    // due for the current cause
+	sub    bool    // a sub-handler's record (see Subrecords)
 }
 
 // Counts tallies handlers by their state, for the "… is processed: N
@@ -158,6 +159,9 @@ func (st *State) Delay(now time.Time) (delay time.Duration, ok bool) {
 func (st *State) Counts() Counts {
 	var c Counts
 	for _, e := range st.entries {
+		if e.sub {
+			continue
+		}
 		if e.rec.Purpose == "" || st.purpose == "" || e.rec.Purpose == st.purpose {
 			c = tally(c, e.rec)
 		}

@@ -23,10 +23,20 @@ func (c *cyc) runHandlers(state *persistence.State, due []*registry.Handler, now
 		if h == nil {
 			continue
 		}
-		in := execution.Input{Subject: c.subj, Cause: c.cause, Record: state.Record(id), Memo: c.memo}
+		subs, err := state.Subrecords(id)
+		if err != nil {
+			return err
+		}
+		in := execution.Input{Subject: c.subj, Cause: c.cause, Record: state.Record(id), Memo: c.memo, Subrecords: subs}
 		r, err := c.o.exec.Call(c.ctx, h, in, execution.CallOptions{})
 		if err != nil {
 			return err
+		}
+		for _, child := range r.Children {
+			state.SetSub(child.Handler.ID(), child.Step.Record)
+			if child.Reported {
+				c.o.exec.Report(c.ctx, c.subj, child.Handler, child.Step, "")
+			}
 		}
 		state.Set(id, r.Step.Record)
 		c.o.exec.Report(c.ctx, c.subj, h, r.Step, "")
