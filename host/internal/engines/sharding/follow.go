@@ -1,0 +1,158 @@
+package sharding
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+)
+
+// maxViews bounds the views a grant narrows by before one settles; past
+// it the replica owns nothing until then (narrower is always safe).
+const maxViews = 8
+
+// followLoop reads the group's Leases every RenewInterval (every
+// SettleInterval while the membership changes) and hands objects over.
+func (s *Shard) followLoop(ctx context.Context) {
+	tbl := table{}
+	selector := LabelGroup + "=" + s.opts.Settings.Group
+	wait := time.Duration(0)
+	for {
+		t := s.clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		wait = s.opts.Settings.SettleInterval
+		listStart := s.clock.Now()
+		rctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
+		leases, err := s.opts.Leases.ListLeases(rctx, s.opts.Namespace, selector)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn(fmt.Sprintf("Sharding: cannot list the membership Leases: %v", err))
+			}
+			continue
+		}
+		tbl.update(leases, listStart)
+		s.noteOwnVersion(leases)
+		s.cleanDead(ctx, tbl, listStart)
+		if s.step(ctx, tbl, listStart) {
+			wait = s.opts.Settings.RenewInterval
+		}
+	}
+}
+
+// step adopts a new view (narrowing what this replica handles, and
+// acknowledging it once the objects it gives away have stopped) or
+// settles the current one (taking the objects it gives to this replica)
+// once every member has acknowledged it. It reports whether the view is
+// settled.
+func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
+	s.mu.Lock()
+	if s.fenced || s.lastOK.IsZero() {
+		s.mu.Unlock()
+		return false
+	}
+	epoch := s.epoch
+	live := tbl.live(listStart, s.opts.Settings.LeaseDuration)
+	ids := []string{s.self}
+	for _, l := range live {
+		ids = append(ids, l.Holder)
+	}
+	v := NewView(ids)
+	if v.ID != s.cur.ID {
+		if len(s.grant.views) >= maxViews {
+			s.grant = grant{none: true}
+		}
+		s.grant.views = append(slices.Clone(s.grant.views), v)
+		s.mu.Unlock()
+		s.log.Info(fmt.Sprintf("Sharding: the members are now %s (view %s); stopping the objects this replica gives away.",
+			strings.Join(v.Members, ", "), v.ID))
+		if err := s.opts.Target.Release(ctx); err != nil {
+			return false
+		}
+		s.mu.Lock()
+		if s.epoch == epoch { // not fenced meanwhile
+			s.cur, s.ack = v, v.ID
+		}
+		s.mu.Unlock()
+		select {
+		case s.poke <- struct{}{}:
+		default:
+		}
+		return false
+	}
+	if s.settled == v.ID {
+		s.mu.Unlock()
+		owned := s.opts.Target.Acquire(s.owner())
+		s.mu.Lock()
+		s.owned = owned
+		s.mu.Unlock()
+		return true
+	}
+	// Our acknowledgement must be on the Lease before this listing began,
+	// and every other member's in it.
+	if s.okAck != v.ID || !s.okDone.Before(listStart) || !acknowledged(live, v, s.self) {
+		s.mu.Unlock()
+		return false
+	}
+	before := s.grant
+	s.grant, s.settled = grant{views: []View{v}}, v.ID
+	s.mu.Unlock()
+	owned := s.opts.Target.Acquire(func(uid string) bool { return before.owns(s.self, uid) })
+	s.mu.Lock()
+	s.owned = owned
+	s.mu.Unlock()
+	s.log.Info(fmt.Sprintf("Sharding: view %s settled: %d members (%s); this replica (%s) owns %d objects.",
+		v.ID, len(v.Members), strings.Join(v.Members, ", "), s.self, owned))
+	return true
+}
+
+// acknowledged reports whether every member of v but self has published
+// v's ID on its Lease.
+func acknowledged(live []kube.Lease, v View, self string) bool {
+	acks := make(map[string]string, len(live))
+	for _, l := range live {
+		acks[l.Holder] = l.Annotations[AnnotationView]
+	}
+	for _, m := range v.Members {
+		if m != self && acks[m] != v.ID {
+			return false
+		}
+	}
+	return true
+}
+
+// noteOwnVersion takes this replica's Lease version from a listing after
+// a renewal found another one (a conflict, or a Lease left by an earlier
+// process of the same identity).
+func (s *Shard) noteOwnVersion(leases []kube.Lease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range leases {
+		if l.Name == s.name && s.needRV {
+			s.rv, s.needRV = l.ResourceVersion, false
+		}
+	}
+}
+
+// cleanDead deletes the Leases of replicas gone for twice the lease
+// duration (at their version, so a renewed one stays).
+func (s *Shard) cleanDead(ctx context.Context, tbl table, now time.Time) {
+	for _, l := range tbl.dead(now, s.opts.Settings.LeaseDuration) {
+		if l.Name == s.name {
+			continue
+		}
+		if err := s.opts.Leases.DeleteLease(ctx, l.Namespace, l.Name, l.ResourceVersion); err == nil {
+			s.log.Info(fmt.Sprintf("Sharding: deleted the Lease %s of replica %q, not renewed for %s.",
+				l.Name, l.Holder, 2*s.opts.Settings.LeaseDuration))
+		}
+		delete(tbl, l.Name)
+	}
+}
