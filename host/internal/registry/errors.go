@@ -42,3 +42,13 @@ func (e *WhenError) Error() string {
 }
 
 func (e *WhenError) Unwrap() error { return e.Err }
+
+// UnservedError says a handler declares something this host does not
+// serve yet: the module loads, the handler is left out, and the host
+// warns.
+type UnservedError struct {
+	// What is not served, in the author's words.
+	What string
+}
+
+func (e *UnservedError) Error() string { return e.What + " are not served yet" }

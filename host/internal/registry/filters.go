@@ -5,17 +5,18 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 )
 
-// valueFilter is a decoded abi.ValueFilter: a literal, present or absent.
+// valueFilter is a decoded abi.ValueFilter: a literal, present, absent,
+// or a callback the guest evaluates in its when (always passed here).
 type valueFilter struct {
-	present, absent bool
-	literal         any
+	present, absent, callback bool
+	literal                   any
 }
 
 func decodeValueFilter(f *abi.ValueFilter) (*valueFilter, error) {
 	if f == nil {
 		return nil, nil
 	}
-	out := &valueFilter{present: f.Present, absent: f.Absent}
+	out := &valueFilter{present: f.Present, absent: f.Absent, callback: f.Callback}
 	if len(f.Value) > 0 {
 		v, err := objects.Decode(f.Value)
 		if err != nil {
@@ -29,6 +30,8 @@ func decodeValueFilter(f *abi.ValueFilter) (*valueFilter, error) {
 // check matches one value (found tells whether the field is there).
 func (f *valueFilter) check(v any, found bool) bool {
 	switch {
+	case f.callback:
+		return true // the guest's when decides
 	case f.present:
 		return found
 	case f.absent:
@@ -39,7 +42,8 @@ func (f *valueFilter) check(v any, found bool) bool {
 
 // matchesMeta applies label or annotation filters to the body's labels or
 // annotations: a value must be equal, present means the key is there (an
-// empty value counts), absent that it is not.
+// empty value counts), absent that it is not; a callback is the guest's
+// when's to decide.
 func matchesMeta(filters map[string]abi.MetaFilter, content map[string]any) bool {
 	for key, f := range filters {
 		v, found := content[key]

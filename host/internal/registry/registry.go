@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
@@ -12,6 +13,11 @@ import (
 // cluster serves (discovery: plural, singular, kind or short name;
 // preferred version). The reactor passes kube's resolver.
 type ResolveFunc func(abi.ResourceSelector) (abi.ResourceRef, error)
+
+// ResolveAllFunc resolves a handler's resource selector to every resource
+// it names: one for a named resource, any number for a category or
+// everything ([abi.ResourceSelector.Many]).
+type ResolveAllFunc func(abi.ResourceSelector) ([]abi.ResourceRef, error)
 
 // Handler is one handler of one module, ready to be matched.
 type Handler struct {
@@ -66,6 +72,22 @@ func keyOf(ref abi.ResourceRef) resourceKey {
 // listed by [Registry.Unresolved] (Kopf, too, serves what it can and warns
 // about the rest).
 func New(manifests []abi.Manifest, resolve ResolveFunc) (*Registry, error) {
+	return NewAll(manifests, func(sel abi.ResourceSelector) ([]abi.ResourceRef, error) {
+		ref, err := resolve(sel)
+		if err != nil {
+			return nil, err
+		}
+		return []abi.ResourceRef{ref}, nil
+	})
+}
+
+// NewAll is [New] for selectors that may name many resources (categories,
+// everything): a handler serves each resource its selector resolves to,
+// as a [Handler] of its own with the same id. A handler of such a selector
+// whose id another module declares for one of its resources is left out
+// for that resource (listed by [Registry.Unresolved]) rather than failing
+// the registry: the resources it matches change with the cluster.
+func NewAll(manifests []abi.Manifest, resolve ResolveAllFunc) (*Registry, error) {
 	r := &Registry{byResource: map[resourceKey][]*Handler{}}
 	var errs []error
 	for i := range manifests {
@@ -103,7 +125,7 @@ func NewHandler(module string, spec abi.HandlerSpec, ref abi.ResourceRef) (*Hand
 	return h, nil
 }
 
-func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveFunc) error {
+func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveAllFunc) error {
 	h, err := NewHandler(module, spec, abi.ResourceRef{})
 	if err != nil {
 		return err
@@ -112,15 +134,48 @@ func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveFunc)
 		r.handlers = append(r.handlers, h)
 		return nil
 	}
-	if h.Resource, err = resolve(*spec.Resource); err != nil {
+	many := spec.Resource.Many()
+	if many && (spec.Kind.IsWebhook() || spec.Kind == abi.KindConvert) {
+		r.unresolved = append(r.unresolved, Unresolved{Module: module, Spec: spec, Err: &UnservedError{
+			What: fmt.Sprintf("%s handlers of a category or of everything (name the resource)", spec.Kind)}})
+		return nil
+	}
+	refs, err := resolve(*spec.Resource)
+	if err != nil {
 		r.unresolved = append(r.unresolved, Unresolved{Module: module, Spec: spec, Err: err})
 		return nil
 	}
-	key := keyOf(h.Resource)
-	for _, other := range r.byResource[key] {
-		if other.ID() == h.ID() && other.Module != module {
-			return &DuplicateHandlerError{Handler: h.ID(), Resource: h.Resource, Modules: [2]string{other.Module, module}}
+	for _, ref := range refs {
+		clone := *h
+		clone.Resource = ref
+		if err := r.addFor(&clone, many); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// addFor registers h for its resolved resource.
+func (r *Registry) addFor(h *Handler, many bool) error {
+	key := keyOf(h.Resource)
+	for i, other := range r.byResource[key] {
+		if other.ID() != h.ID() || other.Module == h.Module {
+			continue
+		}
+		err := &DuplicateHandlerError{Handler: h.ID(), Resource: h.Resource, Modules: [2]string{other.Module, h.Module}}
+		switch {
+		case many:
+			r.unresolved = append(r.unresolved, Unresolved{Module: h.Module, Spec: h.Spec, Err: err})
+			return nil
+		case other.Spec.Resource.Many():
+			// The handler that names the resource wins.
+			r.unresolved = append(r.unresolved, Unresolved{Module: other.Module, Spec: other.Spec, Err: err})
+			r.byResource[key] = slices.Delete(r.byResource[key], i, i+1)
+			r.handlers = slices.DeleteFunc(r.handlers, func(x *Handler) bool { return x == other })
+		default:
+			return err
+		}
+		break
 	}
 	if _, seen := r.byResource[key]; !seen {
 		r.resources = append(r.resources, h.Resource)
