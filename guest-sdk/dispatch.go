@@ -32,13 +32,8 @@ func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
 		return ctx.matchWhen()
 	}
 	result, err := ctx.call()
-	result, err = ctx.finishSubhandlers(result, err)
 	ctx.release()
-	resp := ctx.respond(result, err)
-	if ctx.subtree != nil {
-		resp.Subhandlers = ctx.subtree.outcomes
-	}
-	return resp
+	return ctx.respond(result, err)
 }
 
 // call runs the handler, turning a panic into an arbitrary error whose

@@ -73,7 +73,7 @@ func TestInspect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, digest, err := Inspect(t.Context(), tt.path)
+			m, digest, err := Inspect(t.Context(), tt.path, nil)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
 					t.Fatalf("error = %v, want one line with %q", err, tt.err)

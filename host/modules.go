@@ -69,6 +69,13 @@ func notFound(err error) error {
 
 // newRuntime builds the wasm runtime with the settings' limits.
 func newRuntime(s settings.Wasm, log *slog.Logger) (*wasmrt.Runtime, error) {
+	if s.CacheDir != "" && s.CacheMaxBytes > 0 {
+		if _, removed, err := PruneCache(s.CacheDir, s.CacheMaxBytes); err != nil {
+			log.Warn(err.Error() + "; the cache may grow past wasm.cacheMaxBytes")
+		} else if removed.Files > 0 {
+			log.Info("pruned the compile cache", "dir", s.CacheDir, "files", removed.Files, "bytes", removed.Bytes, "limit", s.CacheMaxBytes)
+		}
+	}
 	opts := wasmrt.OptionsFor(s)
 	opts.Logger = log
 	rt, err := wasmrt.New(opts)

@@ -53,14 +53,21 @@ type Registry struct {
 	Logger *slog.Logger
 }
 
-func (r Registry) withDefaults() Registry {
-	if r.CacheDir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		r.CacheDir = filepath.Join(base, "kopf-wasm", "modules")
+// ModuleCacheDir is the folder of pulled modules: CacheDir, or its
+// default in the user's cache folder.
+func (r Registry) ModuleCacheDir() string {
+	if r.CacheDir != "" {
+		return r.CacheDir
 	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "kopf-wasm", "modules")
+}
+
+func (r Registry) withDefaults() Registry {
+	r.CacheDir = r.ModuleCacheDir()
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}

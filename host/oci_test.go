@@ -35,7 +35,7 @@ func testRegistryOptions(t *testing.T) Registry {
 func TestPushPullInspect(t *testing.T) {
 	srv, addr := testRegistry(t)
 	file := wasmtest.Path(t, "kopfexample")
-	want, digest, err := Inspect(t.Context(), file)
+	want, digest, err := Inspect(t.Context(), file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestPushPullInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, gotDigest, err := Inspect(t.Context(), pulled.Path)
+	got, gotDigest, err := Inspect(t.Context(), pulled.Path, nil)
 	if err != nil || gotDigest != digest || got.Module != want.Module || len(got.Handlers) != len(want.Handlers) {
 		t.Errorf("inspect of the pulled module: %+v %s %v", got.Module, gotDigest, err)
 	}

@@ -21,9 +21,14 @@ var ErrNoHandler = errors.New("no such handler")
 
 // Inspect loads the module file at path, offline, and returns its validated
 // manifest and its digest ("sha256:<hex>"). A file that is not a module of
-// this ABI version is an error that says what to rebuild.
-func Inspect(ctx context.Context, path string) (abi.Manifest, string, error) {
-	s := settings.Default()
+// this ABI version is an error that says what to rebuild. The wasm settings
+// (nil: settings.Default()) name the compile cache, which makes a second
+// look at the same module fast.
+func Inspect(ctx context.Context, path string, s *settings.Settings) (abi.Manifest, string, error) {
+	if s == nil {
+		d := settings.Default()
+		s = &d
+	}
 	rt, err := newRuntime(s.Wasm, discardLogger)
 	if err != nil {
 		return abi.Manifest{}, "", err

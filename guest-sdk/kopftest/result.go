@@ -20,8 +20,7 @@ type Result struct {
 	Value any
 	// Err is the outcome as the handler's error: nil on success,
 	// kopf.TemporaryError, kopf.PermanentError, kopf.AdmissionError (a
-	// permanent outcome with a code), kopf.HandlerChildrenRetry (unfinished
-	// sub-handlers, see [Result.Children]), or an *ArbitraryError.
+	// permanent outcome with a code), or an *ArbitraryError.
 	Err error
 }
 
@@ -60,8 +59,6 @@ func outcomeError(o abi.Outcome) error {
 		return kopf.PermanentError{Message: o.Message}
 	case abi.OutcomeError:
 		return &ArbitraryError{Message: o.Message}
-	case abi.OutcomeChildren:
-		return kopf.HandlerChildrenRetry{}
 	}
 	return errors.New("kopftest: unknown outcome " + string(o.Status))
 }

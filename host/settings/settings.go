@@ -177,6 +177,12 @@ type Wasm struct {
 	// to the host. Empty: compile in memory only (`kopf-wasm run` uses
 	// $KOPF_WASM_CACHE/wasm, by default ~/.cache/kopf-wasm/wasm).
 	CacheDir string `json:"cacheDir"`
+	// CacheMaxBytes bounds CacheDir: when the runtime starts, the least
+	// recently written compiled modules are removed until the folder holds
+	// at most this many bytes (a compiled standard-Go module takes 10-15
+	// MB, a Rust or AssemblyScript one well under 1 MB). `kopf-wasm cache
+	// prune` applies the same bound on demand. 0: unbounded.
+	CacheMaxBytes int64 `json:"cacheMaxBytes"`
 	// GuestGOGC is the GOGC environment variable of every instance, which
 	// the Go runtime of a standard-Go (or TinyGo) guest reads at start;
 	// other guests ignore it. A guest's linear memory only grows, so a lower
@@ -397,6 +403,7 @@ func Default() Settings {
 			MaxOutputBytes: 4 << 20,
 			PoolSize:       min(4, max(2, runtime.GOMAXPROCS(0))),
 			GuestGOGC:      50,
+			CacheMaxBytes:  1 << 30,
 		},
 		Kube: Kube{
 			QPS: -1, Burst: 400, RequestTimeout: 30 * time.Second,

@@ -113,6 +113,9 @@ func (s Settings) Validate() error {
 	}
 	v.atLeast("wasm.maxOutputBytes", m.MaxOutputBytes, 1)
 	v.atLeast("wasm.poolSize", m.PoolSize, 1)
+	if m.CacheMaxBytes < 0 {
+		v.fail("wasm.cacheMaxBytes", "must be 0 (unbounded) or more, got %d", m.CacheMaxBytes)
+	}
 	if m.GuestGOGC < -1 || m.GuestGOGC == 0 {
 		v.fail("wasm.guestGOGC", "must be -1 (unset) or at least 1, got %d", m.GuestGOGC)
 	}

@@ -46,9 +46,6 @@ type Options struct {
 	// Gate pauses the handling of changes, timers and daemons while it is
 	// closed (peering, leader election; package gate). Nil: never paused.
 	Gate *gate.Gate
-	// Owner, when set, narrows the objects this replica handles (sharding,
-	// sharding.go): cycles run only for objects it owns. Nil: all.
-	Owner Owner
 }
 
 func (o Options) withDefaults() Options {
@@ -102,9 +99,6 @@ type Operator struct {
 	// parked are the keys taken from the queue while the gate was closed.
 	parkMu sync.Mutex
 	parked map[objectKey]struct{}
-
-	// own brackets cycles for the hand-over of objects (sharding.go).
-	own ownership
 
 	wg sync.WaitGroup
 }
@@ -255,7 +249,7 @@ func (o *Operator) eventHandler(resource string) kube.Handler {
 		key := objectKey{resource: resource, namespace: ev.Object.GetNamespace(), name: ev.Object.GetName()}
 		o.mu.RLock()
 		// Events of a paused host are dropped, as Kopf's closed stream does.
-		keep := o.wantsEvents(resource) && o.opts.Gate.Open() && o.owns(ev.Object)
+		keep := o.wantsEvents(resource) && o.opts.Gate.Open()
 		o.mu.RUnlock()
 		o.mem.observe(key, ev, keep)
 		o.queue.Add(key)
@@ -271,7 +265,7 @@ func (o *Operator) worker(ctx context.Context) {
 			return
 		}
 		if o.enter(key) {
-			o.processOwned(ctx, key)
+			o.process(ctx, key)
 			o.opts.Gate.Leave()
 		}
 		o.queue.Done(key)

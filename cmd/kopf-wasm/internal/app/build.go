@@ -125,7 +125,7 @@ func buildModule(cmd *cobra.Command, g *globals, lang, dir, out string) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := host.Inspect(cmd.Context(), tmp)
+	m, _, err := host.Inspect(cmd.Context(), tmp, offlineSettings())
 	if err != nil {
 		return clierr.New(fmt.Errorf("build: the %s build of %s is not a module the host accepts, so %s is left as it was: %w", lang, dir, out, err),
 			"see the host's reason: the module must use the kopf-wasm guest SDK and register its handlers")

@@ -91,7 +91,7 @@ func inspectCmd(g *globals) *cobra.Command {
 			if err := out.Validate(); err != nil {
 				return err
 			}
-			m, digest, err := host.Inspect(cmd.Context(), a[0])
+			m, digest, err := host.Inspect(cmd.Context(), a[0], offlineSettings())
 			if err != nil {
 				return err
 			}

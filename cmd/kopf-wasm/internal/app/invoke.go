@@ -81,7 +81,7 @@ func invokeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			req, resp, err := host.Invoke(cmd.Context(), host.Invocation{
-				Module: a[0], Handler: o.handler, Object: obj, Old: old, ConvertTo: o.to, Logger: log,
+				Module: a[0], Handler: o.handler, Object: obj, Old: old, ConvertTo: o.to, Logger: log, Settings: offlineSettings(),
 			})
 			if errors.Is(err, host.ErrNoHandler) || errors.Is(err, host.ErrUsage) {
 				return clierr.Usagef(err, "")

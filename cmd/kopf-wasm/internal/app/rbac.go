@@ -65,7 +65,7 @@ func rbacCmd(g *globals) *cobra.Command {
 			}
 			var manifests []abi.Manifest
 			for _, path := range a {
-				m, _, err := host.Inspect(cmd.Context(), path)
+				m, _, err := host.Inspect(cmd.Context(), path, offlineSettings())
 				if err != nil {
 					return err
 				}

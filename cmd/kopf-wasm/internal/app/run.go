@@ -194,6 +194,14 @@ func runSettings(config string) (settings.Settings, error) {
 	return s, nil
 }
 
+// offlineSettings are the settings of the commands that load a module
+// without a cluster (build, inspect, invoke, rbac): the defaults with run's
+// compile cache, so that a module compiled once loads in milliseconds.
+func offlineSettings() *settings.Settings {
+	s, _ := runSettings("") // without a file, nothing to fail
+	return &s
+}
+
 // userWasmCacheDir is the default folder of compiled modules, in the
 // user's cache folder; "" (no disk cache) when that is not known.
 func userWasmCacheDir() string {
