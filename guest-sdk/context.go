@@ -32,8 +32,16 @@ type Context struct {
 	event     *Event
 	logger    *slog.Logger
 	stop      string
-	goctx     context.Context // see Context.Context
-	cancel    context.CancelFunc
+
+	// Sub-handlers (subhandlers.go): those registered and not run yet,
+	// whether Execute ran, the call's shared state, and the context of
+	// the handler the host called (nil in that one).
+	subs     []*subhandler
+	executed bool
+	subtree  *subhandling
+	root     *Context
+	goctx    context.Context // see Context.Context
+	cancel   context.CancelFunc
 }
 
 // Memo is the per-object memo: it lives in the host's memory between the
@@ -274,6 +282,9 @@ func (c *Context) DecodeParam(v any) error { return json.Unmarshal(orNull(c.req.
 
 // Memo is the object's memo; changes are kept for the object's next calls.
 func (c *Context) Memo() Memo {
+	if c.root != nil {
+		return c.root.Memo()
+	}
 	if c.memo == nil {
 		if len(c.req.Memo) > 0 {
 			decodeInto(c.req.Memo, &c.memo)
@@ -288,7 +299,12 @@ func (c *Context) Memo() Memo {
 
 // Patch is the change to the object that the host applies after the call
 // (after every attempt, failed ones included, as Kopf does).
-func (c *Context) Patch() *Patch { return &c.patch }
+func (c *Context) Patch() *Patch {
+	if c.root != nil {
+		return c.root.Patch()
+	}
+	return &c.patch
+}
 
 // Event is the watch event of an event handler, nil for other kinds.
 func (c *Context) Event() *Event {

@@ -32,8 +32,13 @@ func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
 		return ctx.matchWhen()
 	}
 	result, err := ctx.call()
+	result, err = ctx.finishSubhandlers(result, err)
 	ctx.release()
-	return ctx.respond(result, err)
+	resp := ctx.respond(result, err)
+	if ctx.subtree != nil {
+		resp.Subhandlers = ctx.subtree.outcomes
+	}
+	return resp
 }
 
 // call runs the handler, turning a panic into an arbitrary error whose

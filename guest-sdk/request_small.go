@@ -54,6 +54,8 @@ func decodeSmall(req *abi.Request, key string, val []byte) error {
 		return json.Unmarshal(val, &req.Admission)
 	case "conversion":
 		return json.Unmarshal(val, &req.Conversion)
+	case "subhandlers":
+		return json.Unmarshal(val, &req.Subhandlers)
 	}
 	return nil // a newer host's field: ignored, as encoding/json does
 }

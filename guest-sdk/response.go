@@ -34,6 +34,9 @@ func encodeResponse(r *abi.Response) ([]byte, error) {
 
 // appendResponse follows abi.Response's field order and omitempty rules.
 func appendResponse(b []byte, r *abi.Response) ([]byte, bool) {
+	if len(r.Subhandlers) > 0 {
+		return nil, false // rare: encoding/json
+	}
 	b = append(b, `{"outcome":`...)
 	b, ok := appendOutcome(b, &r.Outcome)
 	ok = ok && compacted(r.Result) && compacted(r.Memo)

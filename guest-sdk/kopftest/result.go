@@ -20,7 +20,8 @@ type Result struct {
 	Value any
 	// Err is the outcome as the handler's error: nil on success,
 	// kopf.TemporaryError, kopf.PermanentError, kopf.AdmissionError (a
-	// permanent outcome with a code), or an *ArbitraryError.
+	// permanent outcome with a code), kopf.HandlerChildrenRetry (unfinished
+	// sub-handlers, see [Result.Children]), or an *ArbitraryError.
 	Err error
 }
 
@@ -59,6 +60,8 @@ func outcomeError(o abi.Outcome) error {
 		return kopf.PermanentError{Message: o.Message}
 	case abi.OutcomeError:
 		return &ArbitraryError{Message: o.Message}
+	case abi.OutcomeChildren:
+		return kopf.HandlerChildrenRetry{}
 	}
 	return errors.New("kopftest: unknown outcome " + string(o.Status))
 }

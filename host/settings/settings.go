@@ -43,6 +43,9 @@ type Settings struct {
 	// Admission tunes the admission webhook server and the webhook
 	// configurations the host manages.
 	Admission Admission `json:"admission"`
+	// Sharding tunes the membership of replicas that share the objects
+	// (run --shards).
+	Sharding Sharding `json:"sharding"`
 	// Peering is Kopf's peering between hosts that share a peering object.
 	Peering Peering `json:"peering"`
 	// LeaderElection tunes `run --leader-elect` (one Lease, one leader).
@@ -310,6 +313,44 @@ type LeaderElection struct {
 	RetryPeriod time.Duration `json:"retryPeriod"`
 }
 
+// Sharding tunes `run --shards`: replicas that share the objects, each
+// object handled by exactly one live replica (a rendezvous hash of its UID
+// over the members). Each replica keeps one coordination.k8s.io/v1 Lease,
+// "<group>-<identity>", labelled kopf-wasm.dev/shard-group=<group>; a
+// replica whose Lease nobody has seen renewed for LeaseDuration is no
+// member. Objects move only after every member has acknowledged, on its
+// Lease, that it stopped handling the objects the new membership takes
+// from it (docs/sharding.md).
+type Sharding struct {
+	// Enabled shares the objects with the other replicas of Group (run
+	// --shards). Off: the host handles every object it watches.
+	Enabled bool `json:"enabled"`
+	// Group names the set of replicas that share the objects: replicas of
+	// one operator use one group; two operators on one cluster use two.
+	Group string `json:"group"`
+	// Namespace holds the membership Leases. Empty: the namespace of the
+	// host's pod ($POD_NAMESPACE), else "default".
+	Namespace string `json:"namespace"`
+	// LeaseDuration is how long a replica stays a member after the others
+	// last saw its Lease renewed (measured on their own clocks, as
+	// client-go's leader election does). A replica killed without a
+	// goodbye gives its objects away after it.
+	LeaseDuration time.Duration `json:"leaseDuration"`
+	// RenewDeadline: a replica that has not renewed its Lease for this
+	// long stops handling every object (cycles, timers, daemons) and
+	// rejoins afresh; LeaseDuration minus RenewDeadline is the time it has
+	// to stop before the others may take its objects.
+	RenewDeadline time.Duration `json:"renewDeadline"`
+	// RenewInterval is how often each replica renews its Lease and reads
+	// the others' at steady state: two requests per replica per interval,
+	// whatever the number of objects.
+	RenewInterval time.Duration `json:"renewInterval"`
+	// SettleInterval is how often a replica reads the Leases while the
+	// membership changes (until every member acknowledged it), so that
+	// objects move in a few seconds rather than a few RenewIntervals.
+	SettleInterval time.Duration `json:"settleInterval"`
+}
+
 // Admission tunes the HTTPS server that answers the API server's
 // AdmissionReviews for the modules' validating and mutating handlers, and
 // the webhook configurations the host keeps for them (Kopf's
@@ -425,6 +466,10 @@ func Default() Settings {
 			ReadTimeout:       time.Minute,
 			IdleTimeout:       2 * time.Minute,
 			StopTimeout:       5 * time.Second,
+		},
+		Sharding: Sharding{
+			Group: "kopf-wasm", LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+			RenewInterval: 5 * time.Second, SettleInterval: time.Second,
 		},
 		Peering:        defaultPeering(),
 		LeaderElection: defaultLeaderElection(),

@@ -132,6 +132,7 @@ export class Registration {
   persistentB: bool = false;
   sideEffectsB: bool = false;
   ignoreFailuresB: bool = false;
+  versionsL: Array<string> = [];
 
   constructor(kind: string, id: string, fn: Handler) {
     this.kind = kind;
@@ -172,6 +173,16 @@ export class Registration {
   persistent(): Registration { if (this.fits("persistent", WEBHOOK_KINDS)) this.persistentB = true; return this; }
   sideEffects(): Registration { if (this.fits("sideEffects", WEBHOOK_KINDS)) this.sideEffectsB = true; return this; }
   ignoreFailures(): Registration { if (this.fits("ignoreFailures", WEBHOOK_KINDS)) this.ignoreFailuresB = true; return this; }
+  /** The versions of the CRD a convert handler converts between (bare
+   * names: "v1alpha1", "v1"); the host fails conversions from or to any
+   * other without calling the handler. By default, every version. */
+  versions(vs: Array<string>): Registration {
+    if (this.fits("versions", ["convert"])) {
+      if (vs.length == 0) registry.problems.push("option versions of handler " + this.id + ": no versions (omit the option for all)");
+      this.versionsL = vs;
+    }
+    return this;
+  }
   /** Filters on a label: Filter.str("x"), PRESENT or ABSENT. */
   label(key: string, f: Filter): Registration { if (this.fits("labels", RESOURCE_KINDS) && this.metaOK(key, f)) this.labels.set(key, f); return this; }
   /** Filters on an annotation as label does. */
@@ -259,6 +270,12 @@ export function daemon(group: string, version: string, plural: string, id: strin
 export function index(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("index", group, version, plural, true, id, fn); }
 export function onValidate(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("validate", group, version, plural, true, id, fn); }
 export function onMutate(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("mutate", group, version, plural, true, id, fn); }
+/** Beyond Kopf: a conversion webhook. The handler gets an object in one of
+ * the versions the CRD serves (ctx.body()) and returns it converted to
+ * ctx.desiredAPIVersion; the host sets the apiVersion and keeps the
+ * metadata. An error fails the conversion with its message. `version` is
+ * any version the CRD serves; .versions() declares those it converts. */
+export function onConvert(group: string, version: string, plural: string, id: string, fn: Handler): Registration { return add("convert", group, version, plural, true, id, fn); }
 export function onStartup(id: string, fn: Handler): Registration { return add("startup", "", "", "", false, id, fn); }
 export function onCleanup(id: string, fn: Handler): Registration { return add("cleanup", "", "", "", false, id, fn); }
 export function onProbe(id: string, fn: Handler): Registration { return add("probe", "", "", "", false, id, fn); }
@@ -324,7 +341,7 @@ function handlerJSON(h: Registration): string {
     .numOpt("interval", h.intervalS).numOpt("initialDelay", h.initialDelayS).numOpt("idle", h.idleS).boolOpt("sharp", h.sharpB)
     .numOpt("cancellationBackoff", h.cancellationBackoffS).numOpt("cancellationTimeout", h.cancellationTimeoutS)
     .numOpt("cancellationPolling", h.cancellationPollingS).strsOpt("operations", h.operationsL).strOpt("subresource", h.subresourceS)
-    .boolOpt("persistent", h.persistentB).boolOpt("sideEffects", h.sideEffectsB).boolOpt("ignoreFailures", h.ignoreFailuresB);
+    .boolOpt("persistent", h.persistentB).boolOpt("sideEffects", h.sideEffectsB).boolOpt("ignoreFailures", h.ignoreFailuresB).strsOpt("versions", h.versionsL);
   w.raw("options", o.done());
   return w.done();
 }
@@ -346,6 +363,11 @@ export function problems(): Array<string> {
     if (h.kind == "field" && h.fieldPath.length == 0) p.push(where + " is a field handler without a field");
     if (h.fieldPath.length == 0 && (h.valueF !== null || h.oldF !== null || h.newF !== null)) p.push(where + " filters on value/old/new without a field");
     if (h.valueF !== null && (h.oldF !== null || h.newF !== null)) p.push(where + " combines value with old/new");
+    if (h.kind == "convert" && h.group.length == 0) p.push(where + " is a convert handler of a core resource; only custom resources convert");
+    for (let j = 0; j < h.versionsL.length; j++) {
+      const v = h.versionsL[j];
+      if (v.length == 0 || v.includes("/") || v.includes(" ")) p.push(where + " declares the version " + quote(v) + "; versions are bare names such as \"v1\"");
+    }
     for (let j = 0; j < h.operationsL.length; j++) {
       const op = h.operationsL[j];
       if (op != "CREATE" && op != "UPDATE" && op != "DELETE" && op != "CONNECT" && op != "*") p.push(where + " has an unknown operation " + quote(op) + " (CREATE, UPDATE, DELETE, CONNECT)");
@@ -497,6 +519,10 @@ export class Context {
   /** The admission request of a webhook ({uid, operation, dryRun, userInfo, ...}). */
   admission(): Value { return this.req.get("admission"); }
   get activity(): string { return this.req.strAt("activity"); }
+  /** The conversion of a convert handler ({uid, desiredAPIVersion}); null for other kinds. */
+  conversion(): Value { return this.req.get("conversion"); }
+  /** The "group/version" a convert handler converts to ("" for other kinds). */
+  get desiredAPIVersion(): string { return this.conversion().strAt("desiredAPIVersion"); }
   /** An index's values at the time of the call: key to list of values. */
   index(id: string): Value { return this.req.get("indices").get(id); }
 

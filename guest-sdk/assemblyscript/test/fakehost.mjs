@@ -133,6 +133,12 @@ export class FakeHost {
     return req;
   }
 
+  /** Calls convert handler id as the host does for one object of a
+   * ConversionReview: obj as the body, converted to desired ("group/version"). */
+  convert(id, obj, desired) {
+    return this.call({ ...this.request(id, obj), conversion: { uid: "kopftest-conversion", desiredAPIVersion: desired } });
+  }
+
   /** Calls the handle export; returns {raw, response}. */
   call(req) {
     const raw = this.invoke("kopf_handle", typeof req === "string" ? req : JSON.stringify(req));

@@ -179,5 +179,36 @@ test("children: heartbeat counts", () => {
   assert.deepEqual(new FakeHost(children).run("heartbeat", family("one", { heartbeat: { beats: 4 } })).response.result, { beats: 5 });
 });
 
+// examples/assemblyscript/conversion: a convert handler (beyond Kopf),
+// the same assertions as the Rust example's cargo tests.
+const conversion = build(join(root, "examples", "assemblyscript", "conversion", "assembly", "index.ts"), "conversion");
+const widget = (version, spec) => ({ apiVersion: `kopf.dev/${version}`, kind: "Widget", metadata: { name: "w", namespace: "default" }, spec });
+test("conversion: manifest", () => {
+  const m = new FakeHost(conversion).manifest;
+  assert.deepEqual(m.handlers, [{ id: "convert", kind: "convert", resource: { group: "kopf.dev", version: "v1", name: "widgets" },
+    filters: {}, options: { versions: ["v1alpha1", "v1"] } }]);
+});
+test("conversion: both ways", () => {
+  const h = new FakeHost(conversion);
+  assert.deepEqual(h.convert("convert", widget("v1alpha1", { size: "3" }), "kopf.dev/v1").response, { outcome: { status: "success" }, result: { spec: { replicas: 3 } } });
+  assert.deepEqual(h.convert("convert", widget("v1", { replicas: 5 }), "kopf.dev/v1alpha1").response, { outcome: { status: "success" }, result: { spec: { size: "5" } } });
+  assert.deepEqual(h.convert("convert", widget("v1", {}), "kopf.dev/v1alpha1").response.result, { spec: {} });
+});
+test("conversion: a size that is no number fails with the message", () => {
+  const res = new FakeHost(conversion).convert("convert", widget("v1alpha1", { size: "many" }), "kopf.dev/v1").response;
+  assert.deepEqual(res.outcome, { status: "permanent", message: 'spec.size "many" is not a number' });
+});
+test("conversion: registration mistakes fail the manifest", () => {
+  const mistakes = build(join(sdk, "test", "convert_mistakes.ts"), "convert_mistakes");
+  assert.throws(() => new FakeHost(mistakes), (e) => {
+    for (const want of ["option versions of handler empty: no versions", 'handler "qualified" declares the version "kopf.dev/v1"',
+      'handler "core" is a convert handler of a core resource', "option labels does not apply to convert handlers (handler labelled)",
+      "option versions does not apply to validate handlers (handler validator)"]) {
+      assert.ok(e.message.includes(want), `want ${want} in ${e.message}`);
+    }
+    return true;
+  });
+});
+
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -35,12 +35,16 @@ pub enum Kind {
     Startup,
     Cleanup,
     Probe,
+    /// Beyond Kopf: converts an object of a custom resource between the
+    /// versions its CRD serves (a conversion webhook).
+    Convert,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Create, Kind::Update, Kind::Delete, Kind::Resume, Kind::Field, Kind::Event, Kind::Timer,
         Kind::Daemon, Kind::Index, Kind::Validate, Kind::Mutate, Kind::Startup, Kind::Cleanup, Kind::Probe,
+        Kind::Convert,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -58,6 +62,7 @@ impl Kind {
             Kind::Startup => "startup",
             Kind::Cleanup => "cleanup",
             Kind::Probe => "probe",
+            Kind::Convert => "convert",
         }
     }
     pub fn parse(s: &str) -> Option<Kind> {
@@ -110,6 +115,14 @@ pub struct Admission {
     pub headers: Value,
     /// Warnings to return to the client: push to them.
     pub warnings: Vec<String>,
+}
+
+/// What a convert handler converts to: the ConversionReview's uid and the
+/// "group/version" the converted object must have.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Conversion {
+    pub uid: String,
+    pub desired_api_version: String,
 }
 
 /// The watch event of an event handler. `kind` is "" for objects of the
@@ -185,6 +198,7 @@ pub(crate) struct Request<'a> {
     indices: Once<Map>,
     event: Once<Option<Event>>,
     admission: Once<Option<Admission>>,
+    conversion: Once<Option<Conversion>>,
 }
 
 // The members decoded on use: their places in Request::raw.
@@ -198,7 +212,8 @@ const MEMO: usize = 6;
 const INDICES: usize = 7;
 const EVENT: usize = 8;
 const ADMISSION: usize = 9;
-const LAZY: usize = 10;
+const CONVERSION: usize = 10;
+const LAZY: usize = 11;
 
 fn s(v: &Value, k: &str) -> String {
     v[k].as_str().unwrap_or("").to_string()
@@ -231,6 +246,7 @@ impl<'a> Request<'a> {
                 "indices" => INDICES,
                 "event" => EVENT,
                 "admission" => ADMISSION,
+                "conversion" => CONVERSION,
                 _ => return,
             };
             r.raw[lazy] = Some(at);
@@ -329,6 +345,14 @@ impl<'a> Request<'a> {
             }
             _ => None,
         }
+    }
+    pub fn conversion(&self) -> Option<&Conversion> {
+        self.conversion
+            .get_or_init(|| match self.value(CONVERSION) {
+                c @ Value::Object(_) => Some(Conversion { uid: s(&c, "uid"), desired_api_version: s(&c, "desiredAPIVersion") }),
+                _ => None,
+            })
+            .as_ref()
     }
     pub fn admission(&self) -> Option<&Admission> {
         self.admission.get_or_init(|| self.make_admission()).as_ref()

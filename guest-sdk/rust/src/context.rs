@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::abi::{self, Admission, DiffItem, Event, ObjWriter, Request, ResourceRef};
+use crate::abi::{self, Admission, Conversion, DiffItem, Event, ObjWriter, Request, ResourceRef};
 use crate::errors::ApiError;
 use crate::host::Host;
 use crate::json::{write_string, Map, Value, NULL};
@@ -151,6 +151,12 @@ impl<'h> Context<'h> {
     /// The watch event of an event handler.
     pub fn event(&self) -> Option<&Event> {
         self.req.event()
+    }
+    /// What a convert handler converts to (None for other kinds): return
+    /// the body converted to `desired_api_version`; the host sets the
+    /// apiVersion and keeps the metadata but labels and annotations.
+    pub fn conversion(&self) -> Option<&Conversion> {
+        self.req.conversion()
     }
     /// The admission request of a webhook.
     pub fn admission(&self) -> Option<&Admission> {

@@ -39,7 +39,7 @@ mod registry;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 
-pub use abi::{Admission, DiffItem, Event, Kind, ResourceRef};
+pub use abi::{Admission, Conversion, DiffItem, Event, Kind, ResourceRef};
 pub use context::{Client, Context, Level, EVENT_NORMAL, EVENT_WARNING, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH};
 pub use errors::{ApiError, Error, ORIGIN_CLUSTER, ORIGIN_HOST};
 pub use hierarchy::{adjust_namespace, adopt, append_owner_reference, harmonize, label, owner_reference};

@@ -84,6 +84,7 @@ pub(crate) struct Spec {
     pub persistent: bool,
     pub side_effects: bool,
     pub ignore_failures: bool,
+    pub versions: Vec<String>,
 }
 
 pub(crate) struct Handler {
@@ -195,6 +196,13 @@ impl Module {
         on_validate, Kind::Validate);
     resource_kind!(/// @kopf.on.mutate: the patch is the mutation.
         on_mutate, Kind::Mutate);
+    resource_kind!(/// Beyond Kopf: a conversion webhook. The handler gets an object in
+        /// one of the versions the CRD serves (`ctx.body()`) and returns it
+        /// converted to `ctx.conversion().desired_api_version`; the host
+        /// sets the apiVersion and keeps the metadata. An error fails the
+        /// conversion with its message. `versions()` declares the versions
+        /// it converts between. `version` is any version the CRD serves.
+        on_convert, Kind::Convert);
     activity_kind!(/// @kopf.on.startup: runs before the operator starts watching.
         on_startup, Kind::Startup);
     activity_kind!(/// @kopf.on.cleanup: runs when the operator exits.
@@ -373,6 +381,19 @@ impl<'a> Registration<'a> {
             Ok(())
         })
     }
+    /// The versions of the CRD a convert handler converts between (bare
+    /// names: "v1alpha1", "v1"); the host fails conversions from or to
+    /// any other without calling the handler. By default, every version.
+    pub fn versions(self, versions: &[&str]) -> Self {
+        let versions: Vec<String> = versions.iter().map(|v| v.to_string()).collect();
+        self.with("versions", Some(&[Kind::Convert]), |s| {
+            if versions.is_empty() {
+                return Err("no versions (omit the option for all)".into());
+            }
+            s.versions = versions;
+            Ok(())
+        })
+    }
     /// Filters on a label: a string value, [`PRESENT`] or [`ABSENT`].
     pub fn label(self, key: &str, f: impl Into<Filter>) -> Self {
         let (key, f) = (key.to_string(), f.into());
@@ -523,6 +544,14 @@ impl Module {
             if s.value.is_some() && (s.old.is_some() || s.new.is_some()) {
                 p.push(format!("{} combines value with old/new", where_));
             }
+            if h.kind == Kind::Convert && matches!(&s.resource, Some((g, _, _)) if g.is_empty()) {
+                p.push(format!("{} is a convert handler of a core resource; only custom resources convert", where_));
+            }
+            for v in &s.versions {
+                if v.is_empty() || v.contains('/') || v.contains(' ') {
+                    p.push(format!("{} declares the version {:?}; versions are bare names such as \"v1\"", where_, v));
+                }
+            }
             for op in &s.operations {
                 if !matches!(op.as_str(), "CREATE" | "UPDATE" | "DELETE" | "CONNECT" | "*") {
                     p.push(format!("{} has an unknown operation {:?} (CREATE, UPDATE, DELETE, CONNECT)", where_, op));
@@ -643,6 +672,7 @@ fn write_handler(out: &mut String, h: &Handler) -> std::result::Result<(), Encod
     ow.bool_opt("persistent", s.persistent);
     ow.bool_opt("sideEffects", s.side_effects);
     ow.bool_opt("ignoreFailures", s.ignore_failures);
+    ow.strs_opt("versions", &s.versions);
     ow.end();
     w.end();
     Ok(())

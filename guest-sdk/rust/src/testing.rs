@@ -279,6 +279,16 @@ impl Harness {
         self.call(&self.request(id, Some(obj), old))
     }
 
+    /// Calls convert handler `id` as the host does for one object of a
+    /// ConversionReview: `obj` as the body, converted to
+    /// `desired_api_version` ("group/version"). The result is what the
+    /// handler returned (the host then sets its apiVersion and metadata).
+    pub fn convert(&self, id: &str, obj: &Value, desired_api_version: &str) -> Res {
+        let mut req = self.request(id, Some(obj), None);
+        req.as_object_mut().unwrap().insert("conversion".into(), obj! {"uid" => "kopftest-conversion", "desiredAPIVersion" => desired_api_version});
+        self.call(&req)
+    }
+
     /// Asks a handler's `when` filter about `obj`.
     pub fn matches(&self, id: &str, obj: &Value, old: Option<&Value>) -> bool {
         let mut req = self.request(id, Some(obj), old);

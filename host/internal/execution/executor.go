@@ -56,8 +56,11 @@ type Options struct {
 // Executor calls handlers; see the package documentation. It is safe for
 // concurrent use.
 type Executor struct {
-	opts Options
-	log  *slog.Logger
+	opts  Options
+	log   *slog.Logger
+	memos *Memos
+	// indices serve the modules' indexes (nil: none, look-ups answer 501).
+	indices Indices
 }
 
 // New returns an executor.
@@ -68,7 +71,7 @@ func New(opts Options) *Executor {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	return &Executor{opts: opts, log: opts.Logger}
+	return &Executor{opts: opts, log: opts.Logger, memos: newMemos()}
 }
 
 // Clock is the executor's clock.
@@ -124,6 +127,8 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	if step, failed := Check(limits, in.Record, in.Now); failed {
 		return Result{Step: step}, nil
 	}
+	e.memoFor(h, &in)
+	e.indicesFor(h.Module, &in)
 	req, err := Request(h, in)
 	if err != nil {
 		return Result{}, err
@@ -136,6 +141,7 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	if host == nil {
 		host = e.Host(in.Subject)
 	}
+	host = e.withIndices(h.Module, host)
 	var resp *abi.Response
 	if opts.Dedicated {
 		resp, err = mod.HandleDedicated(ctx, req, host)
@@ -148,6 +154,7 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	var out abi.Outcome
 	if resp != nil {
 		out = resp.Outcome
+		e.keepMemo(h, in, resp)
 	}
 	now := e.opts.Clock.Now()
 	step := Classify(limits, in.Record, now, out, err)

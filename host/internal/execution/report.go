@@ -31,6 +31,19 @@ func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handle
 		default:
 			e.log.Error(fmt.Sprintf("Activity handler '%s' failed and will try again in %s: %v", id, step.Delay, step.Err), attrs...)
 		}
+	case kind == abi.KindIndex:
+		// Index handlers run on every watch event of every object: no
+		// Events, successes at debug.
+		switch {
+		case succeeded && step.Err == nil:
+			e.log.Debug(fmt.Sprintf("Handler '%s' succeeded.", id), attrs...)
+		case succeeded:
+			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored (the object's values stay): %v", id, step.Err), attrs...)
+		case step.Finished:
+			e.log.Error(fmt.Sprintf("Handler '%s' failed permanently (the object is left out of the index): %v", id, step.Err), attrs...)
+		default:
+			e.log.Error(fmt.Sprintf("Handler '%s' failed and will try again on the object's next change after %s (left out of the index until then): %v", id, step.Delay, step.Err), attrs...)
+		}
 	case kind == abi.KindEvent:
 		if step.Err != nil {
 			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored: %v", id, step.Err), attrs...)

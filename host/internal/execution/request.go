@@ -19,8 +19,15 @@ type Input struct {
 	Cause *registry.Cause
 	// Record is the handler's progress: retry, started, runtime.
 	Record persistence.Record
-	// Memo is the object's memo as the last call left it.
+	// Memo is the memo the call starts with. Nil: the executor's (see
+	// [Memos]), which then keeps the memo the handler answers with.
 	Memo json.RawMessage
+	// EphemeralMemo: the memo the handler answers with is not kept (a
+	// review of an object being created, which has no identity yet).
+	EphemeralMemo bool
+	// Indices are the module's indexes as the request carries them. Nil:
+	// the executor's (see [Indices]).
+	Indices map[string]json.RawMessage
 	// Event is the watch event of an event handler: its type ("" for the
 	// initial listing, as Kopf's None) and object (the Subject's).
 	Event *EventInput
@@ -56,7 +63,7 @@ type AdmissionInput struct {
 // that fills an abi.Request, for every handler kind.
 func Request(h *registry.Handler, in Input) (*abi.Request, error) {
 	req := &abi.Request{
-		Handler: h.ID(), Kind: h.Kind(), Param: h.Spec.Options.Param, Memo: in.Memo,
+		Handler: h.ID(), Kind: h.Kind(), Param: h.Spec.Options.Param, Memo: in.Memo, Indices: in.Indices,
 		Retry: in.Record.Retries, Started: in.Record.Started, Runtime: in.Record.Runtime(in.Now).Seconds(),
 	}
 	if in.Filter {

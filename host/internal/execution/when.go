@@ -13,7 +13,8 @@ import (
 // subj: each handler's callback runs in its guest at most once, however
 // many of the cycle's questions (prematch, due, finalizer, timers and
 // daemons) ask for it, on the subject encoded once. A cycle's answers do not
-// change within it: the body is the same for all of them.
+// change within it: the body is the same for all of them. A nil memo means
+// each handler's module's memo of the object (see [Memos]).
 func (e *Executor) When(ctx context.Context, subj *Subject, memo json.RawMessage) registry.WhenFunc {
 	var mu sync.Mutex
 	seen := map[*registry.Handler]bool{}
@@ -60,6 +61,8 @@ func (e *Executor) AdmissionWhen(ctx context.Context, in Input) registry.WhenFun
 // whenIn asks h's guest whether its callback filter passes for in.
 func (e *Executor) whenIn(ctx context.Context, h *registry.Handler, in Input) (bool, error) {
 	in.Filter, in.Now = true, e.opts.Clock.Now()
+	e.memoFor(h, &in)
+	e.indicesFor(h.Module, &in)
 	req, err := Request(h, in)
 	if err != nil {
 		return false, err

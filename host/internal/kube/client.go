@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -29,17 +30,21 @@ type Client struct {
 	posting  settings.Posting
 	instance string
 
-	log   *slog.Logger
-	host  string
-	dyn   dynamic.Interface
-	disc  *discoveryCache
-	raw   rest.Interface // requests whose responses the host decodes itself (Patch)
+	log  *slog.Logger
+	host string
+	dyn  dynamic.Interface
+	disc *discoveryCache
+	raw  rest.Interface // requests whose responses the host decodes itself (Patch)
 	// cfg and hc build the typed clients of client-go's helpers (the
 	// leader election's Lease lock) on the same connection pool.
 	cfg *rest.Config
 	hc  *http.Client
-	stats *counters
-	retry retrier
+	// watchRaw carries the watch streams, one HTTP/1.1 connection each
+	// (stall.go).
+	watchRaw rest.Interface
+	stalls   *stallTracker
+	stats    *counters
+	retry    retrier
 
 	nsInf *nsTracker
 
@@ -76,6 +81,15 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	}
 	if c.raw, err = rawClient(cfg, hc); err != nil {
 		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	}
+	wc, whc, err := watchClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	}
+	c.watchRaw, c.stalls = wc, newStallTracker()
+	c.stalls.idle = []func(){
+		func() { utilnet.CloseIdleConnectionsFor(hc.Transport) },
+		func() { utilnet.CloseIdleConnectionsFor(whc.Transport) },
 	}
 	// Discovery and pings are plain requests, bounded by a context timeout
 	// each (a watch must not be, which is why the shared config has none).

@@ -79,10 +79,13 @@ func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) 
 func (c *Client) listWatch(gvr schema.GroupVersionResource, namespace, desc string) *cache.ListWatch {
 	ri := c.dyn.Resource(gvr).Namespace(namespace)
 	var ended atomic.Int64 // when the last stream ended, in Unix nanoseconds; 0 before the first
+	ws := watchScope{resource: gvrString(gvr), namespace: namespace}
 	hooks := streamHooks{
 		inactivity: c.watching.InactivityTimeout,
 		onInactive: func() {
-			c.log.Debug("watch stream inactive; resuming it", "resource", desc, "inactivity", c.watching.InactivityTimeout)
+			c.log.Warn("watch stream silent; resuming it on a new connection", "resource", desc,
+				"inactivity", c.watching.InactivityTimeout)
+			c.stalls.stall(ws)
 		},
 		onEnd: func() { ended.Store(time.Now().UnixNano()) },
 	}
@@ -101,7 +104,7 @@ func (c *Client) listWatch(gvr schema.GroupVersionResource, namespace, desc stri
 				seconds := int64(t / time.Second)
 				opts.TimeoutSeconds = &seconds
 			}
-			return c.watchJSON(ctx, gvr, namespace, opts, hooks)
+			return c.watchJSON(ctx, gvr, namespace, opts, hooks, ws)
 		},
 	}
 }

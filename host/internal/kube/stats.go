@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 )
 
 // Stats counts the requests that reached the API server (retries
@@ -49,8 +51,19 @@ type countingTransport struct {
 	s  *counters
 }
 
-// RoundTrip counts the request by method and sends it on.
+// RoundTrip counts the request by method and sends it on; the metrics
+// count it by verb and status code.
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.count(req)
+	code := 0
+	if err == nil {
+		code = resp.StatusCode
+	}
+	metrics.APIRequest(verbOf(req), code)
+	return resp, err
+}
+
+func (t countingTransport) count(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead:
 		t.s.reads.Add(1)
@@ -72,3 +85,47 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // WrappedRoundTripper returns the transport it wraps (client-go's
 // debugging and proxy helpers look for it).
 func (t countingTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
+
+// verbOf is the Kubernetes verb of a request: from its method, and for
+// GET from its watch parameter and whether its path names one object.
+func verbOf(req *http.Request) string {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead:
+		switch {
+		case req.URL.Query().Get("watch") == "true":
+			return "watch"
+		case namesObject(req.URL.Path):
+			return "get"
+		}
+		return "list"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	}
+	return strings.ToLower(req.Method)
+}
+
+// namesObject says whether an API path names one object (or a
+// subresource of one) rather than a collection: /api/v1/RES/NAME,
+// /api/v1/namespaces/NS/RES/NAME and the same under /apis/GROUP/VERSION.
+// Discovery documents and /version count as objects.
+func namesObject(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return true
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		parts = parts[2:] // below a namespace (namespaces/NS alone names a namespace)
+	}
+	return len(parts) != 1
+}

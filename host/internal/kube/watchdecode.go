@@ -49,22 +49,45 @@ var watchParams = runtime.NewParameterCodec(watchScheme)
 // before the response (EOF, timeout) gives a watch that ends at once, for
 // the informer to start again.
 func (c *Client) watchJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string,
-	opts metav1.ListOptions, hooks streamHooks) (watch.Interface, error) {
+	opts metav1.ListOptions, hooks streamHooks, ws watchScope) (watch.Interface, error) {
 	if msgs := rest.IsValidPathSegmentName(namespace); len(msgs) != 0 {
 		return nil, fmt.Errorf("invalid namespace %q: %v", namespace, msgs)
 	}
 	opts.Watch = true
-	body, err := c.raw.Get().AbsPath(objectPath(gvr, namespace, "", "")...).
+	// A response that does not begin within the inactivity timeout is a
+	// stall too (stall.go); once it begins, the decoder watches the stream.
+	sctx, begun, cancel := headerDeadline(ctx, hooks.inactivity)
+	body, err := c.watchRaw.Get().AbsPath(objectPath(gvr, namespace, "", "")...).
 		SpecificallyVersionedParams(&opts, watchParams, metaV1).
 		SetHeader("Accept", "application/json").
 		Throttle(nil).
-		Stream(ctx)
+		Stream(sctx)
+	if !begun() && ctx.Err() == nil {
+		cancel()
+		if body != nil {
+			_ = body.Close()
+		}
+		hooks.ended()
+		c.log.Warn("watch request unanswered; trying again on a new connection", "resource", ws.String(),
+			"inactivity", hooks.inactivity)
+		c.stalls.stall(ws)
+		return watch.NewEmptyWatch(), nil
+	}
 	if err != nil {
+		cancel()
 		hooks.ended()
 		if utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) {
 			return watch.NewEmptyWatch(), nil
 		}
 		return nil, err // as it is, like client-go's: the reflector classifies it
+	}
+	c.stalls.resume(ws)
+	end := hooks.onEnd
+	hooks.onEnd = func() {
+		cancel()
+		if end != nil {
+			end()
+		}
 	}
 	return watch.NewStreamWatcher(newWatchDecoder(body, hooks),
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil

@@ -81,7 +81,7 @@ func TestWatchLikeDynamicClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := c.watchJSON(context.Background(), tc.gvr, tc.namespace, opts, streamHooks{})
+		w, err := c.watchJSON(context.Background(), tc.gvr, tc.namespace, opts, streamHooks{}, watchScope{})
 		got := collect(t, w, err)
 		gotReq := srv.lastRequest()
 		dyn := dynamic.NewForConfigOrDie(cfg)
@@ -108,7 +108,7 @@ func TestWatchUndecodable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := c.watchJSON(context.Background(), kexGVR, "", metav1.ListOptions{}, streamHooks{})
+	w, err := c.watchJSON(context.Background(), kexGVR, "", metav1.ListOptions{}, streamHooks{}, watchScope{})
 	got := collect(t, w, err)
 	w, err = dynamic.NewForConfigOrDie(cfg).Resource(kexGVR).Watch(context.Background(), metav1.ListOptions{})
 	want := collect(t, w, err)
@@ -128,7 +128,7 @@ func TestWatchInvalidNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.watchJSON(context.Background(), kexGVR, "a/../b", metav1.ListOptions{}, streamHooks{}); err == nil {
+	if _, err := c.watchJSON(context.Background(), kexGVR, "a/../b", metav1.ListOptions{}, streamHooks{}, watchScope{}); err == nil {
 		t.Errorf("no error for namespace a/../b")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 )
@@ -26,12 +27,20 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	if s == nil || s.watch == nil {
 		return // no longer served after a swap of modules
 	}
+	if !o.indexesReady(s.res.ResourceRef) {
+		o.hold(key, s.res.ResourceRef) // queued again once the indexes are complete
+		return
+	}
 	obj, ok := s.watch.Get(key.namespace, key.name)
 	if !ok {
 		events := o.mem.take(key) // gone: deleted and released
+		if o.limiter.NumRequeues(key) > 0 {
+			metrics.Unthrottled(key.resource)
+		}
 		o.queue.Forget(key)
 		o.spawner.Forget(spawning.Key{Resource: key.resource, Namespace: key.namespace, Name: key.name})
 		o.runEventHandlers(ctx, s.res, events, nil)
+		o.exec.ForgetObject(s.res.ResourceRef, key.namespace, key.name)
 		return
 	}
 	now := time.Now()
@@ -41,6 +50,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	}
 	events := o.mem.drainEvents(key)
 	out, err := o.cycle(ctx, s.res, key, obj, events)
+	reportCycle(ctx, key.resource, out, err, time.Since(now))
 	switch {
 	case errors.Is(err, execution.ErrGone):
 		return
@@ -52,6 +62,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	}
 	if o.limiter.NumRequeues(key) > 0 {
 		o.log.Info("Throttling is over. Switching back to normal operations.", execution.ObjectAttrs(obj)...)
+		metrics.Unthrottled(key.resource)
 		o.queue.Forget(key)
 	}
 	o.mem.with(key, func(m *memory) {
@@ -69,6 +80,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 // throttle delays the object after a framework error by Kopf's error
 // delays (the queue's rate limiter); other objects go on.
 func (o *Operator) throttle(key objectKey, obj *unstructured.Unstructured, err error) {
+	metrics.Throttled(key.resource, o.limiter.NumRequeues(key) == 0)
 	delay := o.limiter.When(key)
 	o.log.Error(fmt.Sprintf("Throttling for %s due to an unexpected error: %v", delay, err), execution.ObjectAttrs(obj)...)
 	o.queue.AddAfter(key, delay)
@@ -103,9 +115,9 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		Initial: mem.initial && !mem.handledOnce,
 	})
 	subj := execution.NewSubject(ref, res.Status, obj)
-	c := &cyc{o: o, ctx: ctx, res: res, key: key, subj: subj, cause: &cause, memo: mem.memo, storage: storage, patch: patch}
+	c := &cyc{o: o, ctx: ctx, res: res, key: key, subj: subj, cause: &cause, storage: storage, patch: patch}
 	if cause.Reason != registry.ReasonFree && cause.Reason != registry.ReasonGone {
-		if c.sel, err = o.registry.Select(ref, &cause, o.exec.When(ctx, subj, mem.memo)); err != nil {
+		if c.sel, err = o.registry.Select(ref, &cause, o.exec.When(ctx, subj, nil)); err != nil {
 			return outcome{}, err
 		}
 	}
@@ -132,7 +144,6 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		rv = last.ResourceVersion
 	}
 	o.mem.with(key, func(m *memory) {
-		m.memo = c.memo
 		if c.handledOnce {
 			m.handledOnce = true
 		}
@@ -149,7 +160,6 @@ type cyc struct {
 	subj    *execution.Subject
 	cause   *registry.Cause
 	sel     registry.Selection // what the registry says of the object, asked once
-	memo    []byte
 	storage *persistence.Storage
 	patch   *persistence.Patch
 

@@ -48,21 +48,23 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 		manifests = append(manifests, m.Manifest())
 	}
 	resolved := map[string]kube.Resource{}
-	reg, err := registry.New(manifests, func(sel abi.ResourceSelector) (abi.ResourceRef, error) {
-		res, err := o.kube.Resolve(ctx, sel)
+	reg, err := registry.NewAll(manifests, func(sel abi.ResourceSelector) ([]abi.ResourceRef, error) {
+		all, err := o.kube.ResolveAll(ctx, sel)
 		if err != nil {
-			return abi.ResourceRef{}, err
+			return nil, err
 		}
-		resolved[res.String()] = res
-		return res.ResourceRef, nil
+		refs := make([]abi.ResourceRef, len(all))
+		for i, res := range all {
+			resolved[res.String()] = res
+			refs[i] = res.ResourceRef
+		}
+		return refs, nil
 	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("reactor: %w", err)
 	}
-	for _, u := range reg.Unresolved() {
-		o.log.Error("handler not served: its resource is not served by the cluster; install the CRD or fix the selector",
-			"module", u.Module, "handler", u.Spec.ID, "error", u.Err)
-	}
+	o.scan.built(mods)
+	o.logUnresolved(reg)
 	o.warnUnserved(manifests)
 	return modules, reg, resolved, nil
 }
@@ -78,7 +80,7 @@ var unserved = map[abi.HandlerKind]string{
 func (o *Operator) warnUnserved(manifests []abi.Manifest) {
 	for _, m := range manifests {
 		for _, h := range m.Handlers {
-			if why, ok := unserved[h.Kind]; ok {
+			if why, ok := unserved[h.Kind]; ok && o.scan.first("unserved", m.Module.Name, h.ID, why) {
 				o.log.Warn(fmt.Sprintf("Handler '%s' of module %q: %s.", h.ID, m.Module.Name, why),
 					"module", m.Module.Name, "handler", h.ID, "kind", string(h.Kind))
 			}
@@ -108,6 +110,17 @@ func (o *Operator) watch(ctx context.Context, key string, s *served) error {
 // daemons of changed modules restart on the new version. Old modules that
 // are not in the new set are closed once their calls have finished.
 func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
+	return o.swap(ctx, mods, true)
+}
+
+// swap is Swap, and with resume false a rescan (scanning.go): the same
+// modules, their selectors resolved again, objects not resumed.
+func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool) error {
+	o.scan.swapping.Lock()
+	defer o.scan.swapping.Unlock()
+	if resume {
+		o.scan.forget()
+	}
 	modules, reg, resolved, err := o.build(ctx, mods)
 	if err != nil {
 		return err
@@ -139,8 +152,10 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 	// Dropped watches stop after the lock is released: stopping waits for
 	// their event handlers, which wait for the lock.
 	var dropped []*kube.Watch
+	var gone []string
 	for key, s := range o.served {
 		if !wanted[key] {
+			gone = append(gone, key)
 			delete(o.served, key)
 			if s.watch != nil {
 				dropped = append(dropped, s.watch)
@@ -154,13 +169,22 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 		}
 	}
 	o.spawner.Reload(slices.Collect(maps.Keys(modules)), changed)
-	keys := o.mem.resumeAll()
+	var keys []objectKey
+	if resume {
+		keys = o.mem.resumeAll()
+	}
 	o.mu.Unlock()
 	for _, w := range dropped {
 		w.Stop()
 	}
 
-	o.log.Info("modules swapped", "modules", slices.Sorted(maps.Keys(modules)), "changed", changed, "new resources", started)
+	switch {
+	case resume:
+		o.log.Info("modules swapped", "modules", slices.Sorted(maps.Keys(modules)), "changed", changed, "new resources", started)
+	case len(started) > 0 || len(gone) > 0:
+		o.log.Info("resources rescanned: watching the resources that appeared, no longer those that went",
+			"new resources", started, "gone resources", gone)
+	}
 	for _, key := range keys {
 		o.queue.Add(key)
 	}

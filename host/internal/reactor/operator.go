@@ -46,6 +46,9 @@ type Options struct {
 	// Gate pauses the handling of changes, timers and daemons while it is
 	// closed (peering, leader election; package gate). Nil: never paused.
 	Gate *gate.Gate
+	// Owner, when set, narrows the objects this replica handles (sharding,
+	// sharding.go): cycles run only for objects it owns. Nil: all.
+	Owner Owner
 }
 
 func (o Options) withDefaults() Options {
@@ -86,6 +89,8 @@ type Operator struct {
 	admission *admission.Engine
 	// prober answers the probe handlers for the liveness endpoint.
 	prober *probing.Prober
+	// scan follows the CRDs and resolves the selectors again (scanning.go).
+	scan scanner
 
 	// mu guards the module set: cycles hold it for reading, a swap of
 	// modules for writing, so every cycle runs on one version.
@@ -99,6 +104,9 @@ type Operator struct {
 	// parked are the keys taken from the queue while the gate was closed.
 	parkMu sync.Mutex
 	parked map[objectKey]struct{}
+
+	// own brackets cycles for the hand-over of objects (sharding.go).
+	own ownership
 
 	wg sync.WaitGroup
 }
@@ -200,6 +208,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	if o.opts.Gate != nil {
 		go o.followGate(ctx)
 	}
+	o.startScanning(ctx)
 	for range o.opts.Settings.Execution.Workers {
 		o.wg.Add(1)
 		go o.worker(ctx)
@@ -249,7 +258,7 @@ func (o *Operator) eventHandler(resource string) kube.Handler {
 		key := objectKey{resource: resource, namespace: ev.Object.GetNamespace(), name: ev.Object.GetName()}
 		o.mu.RLock()
 		// Events of a paused host are dropped, as Kopf's closed stream does.
-		keep := o.wantsEvents(resource) && o.opts.Gate.Open()
+		keep := o.wantsEvents(resource) && o.opts.Gate.Open() && o.owns(ev.Object)
 		o.mu.RUnlock()
 		o.mem.observe(key, ev, keep)
 		o.queue.Add(key)
@@ -265,7 +274,7 @@ func (o *Operator) worker(ctx context.Context) {
 			return
 		}
 		if o.enter(key) {
-			o.process(ctx, key)
+			o.processOwned(ctx, key)
 			o.opts.Gate.Leave()
 		}
 		o.queue.Done(key)

@@ -61,6 +61,9 @@ func TestPoolNeverSharesAnInstance(t *testing.T) {
 	if s.Created > size || s.Discarded != 0 || maxLive.Load() > size {
 		t.Errorf("stats %+v, max live %d: want at most %d instances, none discarded", s, maxLive.Load(), size)
 	}
+	if s.MemoryBytes < int64(s.Live)*65536 || s.MemoryBytes%65536 != 0 {
+		t.Errorf("stats %+v: want the live instances' memory, whole wasm pages of at least one each", s)
+	}
 }
 
 // TestHostKeepsServing hammers a good module while misbehaving calls loop,

@@ -105,8 +105,8 @@ func TestHandleTimeoutReplacesInstance(t *testing.T) {
 	if !errors.As(err, &cerr) || cerr.Kind != KindTimeout || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("loop: %v, want a timeout", err)
 	}
-	if s := m.Stats(); s.Live != 0 || s.Discarded != 1 {
-		t.Errorf("after the timeout: %+v, want the instance closed", s)
+	if s := m.Stats(); s.Live != 0 || s.Discarded != 1 || s.MemoryBytes != 0 {
+		t.Errorf("after the timeout: %+v, want the instance closed and its memory no longer counted", s)
 	}
 	if _, err := m.Handle(t.Context(), request("ok", 10), nil); err != nil {
 		t.Fatal(err)

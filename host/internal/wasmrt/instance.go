@@ -30,6 +30,15 @@ type instance struct {
 	input     bytes.Buffer // reused for encoding requests
 	stack     [1]uint64    // the result of an export
 	busy      atomic.Bool  // set during a call: proof that no call overlaps another
+	memBytes  int64        // the linear memory's size the pool last counted
+}
+
+// memorySize is the size of the instance's linear memory in bytes.
+func (i *instance) memorySize() int64 {
+	if i.mod == nil || i.mod.Memory() == nil {
+		return 0
+	}
+	return int64(i.mod.Memory().Size())
 }
 
 // newInstance instantiates c and runs the guest's _initialize (WASI's

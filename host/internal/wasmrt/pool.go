@@ -17,6 +17,14 @@ type pool struct {
 
 	created   atomic.Uint64
 	discarded atomic.Uint64
+	memory    atomic.Int64 // linear memory of the live instances, as last counted
+}
+
+// count brings the pool's memory figure in line with inst's memory now.
+func (p *pool) count(inst *instance) {
+	size := inst.memorySize()
+	p.memory.Add(size - inst.memBytes)
+	inst.memBytes = size
 }
 
 func newPool(size int, create func(ctx context.Context) (*instance, error)) *pool {
@@ -51,6 +59,7 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 		return nil, err
 	}
 	p.created.Add(1)
+	p.count(inst)
 	return inst, nil
 }
 
@@ -69,6 +78,7 @@ func (p *pool) add(inst *instance) bool {
 
 // put returns an instance after a successful call.
 func (p *pool) put(inst *instance) {
+	p.count(inst)
 	select {
 	case <-p.done:
 		p.discard(inst)
@@ -87,6 +97,8 @@ func (p *pool) put(inst *instance) {
 // discard closes an instance that must not be used again and frees its slot.
 func (p *pool) discard(inst *instance) {
 	inst.close()
+	p.memory.Add(-inst.memBytes)
+	inst.memBytes = 0
 	p.discarded.Add(1)
 	<-p.slots
 }
@@ -114,13 +126,17 @@ type Stats struct {
 	Idle      int    // instances waiting for a call
 	Created   uint64 // instances created since load
 	Discarded uint64 // instances closed (after a failure, or at close)
+	// MemoryBytes is the linear memory of the live instances, as counted
+	// when each was created or last returned to the pool.
+	MemoryBytes int64
 }
 
 func (p *pool) stats() Stats {
 	return Stats{
-		Live:      len(p.slots),
-		Idle:      len(p.idle),
-		Created:   p.created.Load(),
-		Discarded: p.discarded.Load(),
+		Live:        len(p.slots),
+		Idle:        len(p.idle),
+		Created:     p.created.Load(),
+		Discarded:   p.discarded.Load(),
+		MemoryBytes: p.memory.Load(),
 	}
 }

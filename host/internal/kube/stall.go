@@ -1,0 +1,121 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
+)
+
+// Stalled watches. A watch stream on which nothing, not even a bookmark,
+// arrived within settings.Watching.InactivityTimeout is stalled: a load
+// balancer or NAT may have dropped the connection without a word. The
+// stream is ended, and the informer resumes the watch from the last
+// resourceVersion it saw, so no change is lost (a resourceVersion too old
+// by then is answered 410 Gone and the informer lists again). Until the
+// new stream answers, the watch counts as stalled: [Client.Stalled] names
+// it (the host's readiness fails) and kopf_wasm_watch_stalled is 1.
+//
+// Watch streams ride on connections of their own (HTTP/1.1, one stream per
+// connection), so that ending a silent stream closes its connection and the
+// resumed watch dials a new one; over HTTP/2 the new request would be
+// multiplexed onto the same silent connection. Other requests keep sharing
+// one HTTP/2 connection, whose idle connections are closed when a stall is
+// noticed, since a silent stream often means a broken path. A watch request
+// whose response does not begin within the inactivity timeout is abandoned
+// the same way.
+
+// stallTracker records the watches that are stalled now.
+type stallTracker struct {
+	mu      sync.Mutex
+	stalled map[watchScope]time.Time // since when
+	// idle close the idle connections of the client's transports.
+	idle []func()
+}
+
+// watchScope names one watch stream: a resource (GVR string) in a namespace
+// ("" for all).
+type watchScope struct{ resource, namespace string }
+
+func (s watchScope) String() string {
+	if s.namespace == "" {
+		return s.resource
+	}
+	return s.resource + " in " + s.namespace
+}
+
+func newStallTracker() *stallTracker {
+	return &stallTracker{stalled: map[watchScope]time.Time{}}
+}
+
+// stall marks a watch stalled and closes idle connections.
+func (t *stallTracker) stall(s watchScope) {
+	t.mu.Lock()
+	_, was := t.stalled[s]
+	if !was {
+		t.stalled[s] = time.Now()
+	}
+	idle := t.idle
+	t.mu.Unlock()
+	if !was {
+		metrics.WatchStalled(s.resource, s.namespace, true)
+	}
+	for _, f := range idle {
+		f()
+	}
+}
+
+// resume marks a watch's stream answered again.
+func (t *stallTracker) resume(s watchScope) {
+	t.mu.Lock()
+	_, was := t.stalled[s]
+	delete(t.stalled, s)
+	t.mu.Unlock()
+	if was {
+		metrics.WatchStalled(s.resource, s.namespace, false)
+	}
+}
+
+// Stalled names the watches that are stalled now ("RESOURCE" or "RESOURCE
+// in NAMESPACE", with since when), sorted; empty when none is.
+func (c *Client) Stalled() []string {
+	c.stalls.mu.Lock()
+	defer c.stalls.mu.Unlock()
+	out := make([]string, 0, len(c.stalls.stalled))
+	for s, since := range c.stalls.stalled {
+		out = append(out, fmt.Sprintf("%s (silent since %s)", s, since.UTC().Format(time.RFC3339)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// watchClient builds the client of watch streams: cfg over HTTP/1.1, with
+// a transport of its own.
+func watchClient(cfg *rest.Config) (rest.Interface, *http.Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := rawClient(cfg, hc)
+	return raw, hc, err
+}
+
+// headerDeadline ends ctx when the inactivity timeout passes before
+// [stopDeadline] is called with the returned stop function; the context
+// then lives until the stream ends (cancel).
+func headerDeadline(ctx context.Context, timeout time.Duration) (_ context.Context, stop func() bool, cancel context.CancelFunc) {
+	ctx, cancel = context.WithCancel(ctx)
+	if timeout <= 0 {
+		return ctx, func() bool { return true }, cancel
+	}
+	t := time.AfterFunc(timeout, cancel)
+	return ctx, t.Stop, cancel
+}

@@ -1,0 +1,85 @@
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+var (
+	moduleLoads = mustRegister(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kopf_wasm_module_loads_total",
+		Help: "Module versions loaded (at start, from a changed file, a moved tag or a Module resource), by module.",
+	}, []string{"module"}))
+	moduleSwaps = mustRegister(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kopf_wasm_module_swaps_total",
+		Help: "Module versions swapped in while the host was serving, by module.",
+	}, []string{"module"}))
+	moduleFailures = mustRegister(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kopf_wasm_module_load_failures_total",
+		Help: "Module versions that did not load (the previous version, if any, kept serving), by module or source.",
+	}, []string{"module"}))
+)
+
+// ModuleLoaded reports a module version that loaded.
+func ModuleLoaded(module string) { moduleLoads.WithLabelValues(module).Inc() }
+
+// ModuleSwapped reports a module version swapped in while serving.
+func ModuleSwapped(module string) { moduleSwaps.WithLabelValues(module).Inc() }
+
+// ModuleFailed reports a module version that did not load; module is the
+// module's name when known, else its file or reference.
+func ModuleFailed(module string) { moduleFailures.WithLabelValues(module).Inc() }
+
+// ModuleStats is the state of one loaded module's wasm instances.
+type ModuleStats struct {
+	Module string
+	// Instances are the pooled instances alive; Daemons the instances of
+	// daemons (each has its own).
+	Instances int
+	// MemoryBytes is the linear memory of the pooled instances.
+	MemoryBytes int64
+}
+
+var (
+	sourceMu sync.Mutex
+	source   func() []ModuleStats
+)
+
+// SetModuleSource sets the function the instance and memory gauges read
+// when scraped (the host's current module set); nil removes it.
+func SetModuleSource(f func() []ModuleStats) {
+	sourceMu.Lock()
+	defer sourceMu.Unlock()
+	source = f
+}
+
+// moduleCollector reads the module source at each scrape.
+type moduleCollector struct{}
+
+var (
+	instancesDesc = prometheus.NewDesc("kopf_wasm_wasm_instances",
+		"Wasm instances alive in a module's pool, by module.", []string{"module"}, nil)
+	memoryDesc = prometheus.NewDesc("kopf_wasm_wasm_memory_bytes",
+		"Linear memory of a module's pooled wasm instances, by module.", []string{"module"}, nil)
+)
+
+func (moduleCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- instancesDesc
+	ch <- memoryDesc
+}
+
+func (moduleCollector) Collect(ch chan<- prometheus.Metric) {
+	sourceMu.Lock()
+	f := source
+	sourceMu.Unlock()
+	if f == nil {
+		return
+	}
+	for _, s := range f() {
+		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(s.Instances), s.Module)
+		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(s.MemoryBytes), s.Module)
+	}
+}
+
+func init() { Registry.MustRegister(moduleCollector{}) }

@@ -1,0 +1,162 @@
+package reactor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
+)
+
+// This file is the reactor's side of sharding (engines/sharding): the
+// per-object ownership filter beside the host-wide gate (pausing.go).
+// Cycles ask it after the gate; the sharding engine calls Release when
+// this replica gives objects away and Acquire when it takes some.
+
+// Owner says which objects this replica handles (sharding.Shard).
+type Owner interface {
+	// Owns reports whether this replica may handle the object with this
+	// UID now.
+	Owns(uid string) bool
+}
+
+// ownership brackets the processing cycles for the hand-over: cycles hold
+// mu for reading, Release takes it for writing once, so that every cycle
+// that began before the filter narrowed has finished.
+type ownership struct {
+	mu sync.RWMutex
+}
+
+// owns reports whether this replica handles obj (always without an Owner).
+func (o *Operator) owns(obj *unstructured.Unstructured) bool {
+	return o.opts.Owner == nil || o.opts.Owner.Owns(string(obj.GetUID()))
+}
+
+// processOwned runs the object's cycle if this replica owns it; an object
+// it does not own is skipped (its events for event handlers dropped). An
+// object gone from the cache is processed as ever: that only forgets it.
+func (o *Operator) processOwned(ctx context.Context, key objectKey) {
+	if o.opts.Owner == nil {
+		o.process(ctx, key)
+		return
+	}
+	o.own.mu.RLock()
+	defer o.own.mu.RUnlock()
+	if obj := o.cached(key); obj != nil && !o.owns(obj) {
+		o.mem.drainEvents(key)
+		return
+	}
+	o.process(ctx, key)
+}
+
+// cached returns the object behind key from the watch cache (nil if none).
+func (o *Operator) cached(key objectKey) *unstructured.Unstructured {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	s := o.served[key.resource]
+	if s == nil || s.watch == nil {
+		return nil
+	}
+	obj, ok := s.watch.Get(key.namespace, key.name)
+	if !ok {
+		return nil
+	}
+	return obj
+}
+
+// Release stops handling the objects the Owner no longer admits: it waits
+// for the cycles in flight (those that began before the Owner narrowed;
+// new ones ask it again), stops the timers and daemons of the objects it
+// gave away (daemons with the reason "pausing") and waits until they have
+// stopped, and forgets what the process kept of those objects (memo,
+// resume state), as a restart would. It returns ctx's error if ctx ends
+// first.
+func (o *Operator) Release(ctx context.Context) error {
+	o.own.mu.Lock()
+	o.own.mu.Unlock() //nolint:staticcheck // an empty critical section: waits for the cycles in flight
+	var stopping []spawning.Key
+	for _, k := range o.spawner.Keys() {
+		obj := o.cached(objectKey{resource: k.Resource, namespace: k.Namespace, name: k.Name})
+		if obj != nil && o.owns(obj) {
+			continue
+		}
+		if o.spawner.Release(k) > 0 {
+			stopping = append(stopping, k)
+		}
+	}
+	released := o.mem.release(func(key objectKey) bool {
+		obj := o.cached(key)
+		return obj != nil && !o.owns(obj)
+	})
+	if len(stopping) > 0 {
+		o.log.Info(fmt.Sprintf("Sharding: stopping the timers and daemons of %d objects given away.", len(stopping)))
+	}
+	for _, k := range stopping {
+		for o.spawner.Running(k) > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("reactor: %d objects' timers or daemons still running: %w", len(stopping), ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	o.log.Debug(fmt.Sprintf("Sharding: released %d objects.", released))
+	return nil
+}
+
+// Acquire queues every cached object the Owner admits and before did not,
+// and returns how many cached objects the Owner admits.
+func (o *Operator) Acquire(before func(uid string) bool) int {
+	var keys []objectKey
+	owned := 0
+	o.mu.RLock()
+	for resource, s := range o.served {
+		if s.watch == nil {
+			continue
+		}
+		for _, ns := range s.watch.Namespaces() {
+			objs, _ := s.watch.List(ns, nil)
+			for _, obj := range objs {
+				if !o.owns(obj) {
+					continue
+				}
+				owned++
+				if before == nil || !before(string(obj.GetUID())) {
+					keys = append(keys, objectKey{resource: resource, namespace: obj.GetNamespace(), name: obj.GetName()})
+				}
+			}
+		}
+	}
+	o.mu.RUnlock()
+	for _, key := range keys {
+		o.queue.Add(key)
+	}
+	return owned
+}
+
+// release forgets, for the objects given away (gone says which), what
+// this process kept between their cycles: the memo, the events waiting
+// for event handlers, and the spent resume cause, so that the object is
+// fresh again if it comes back. It returns how many were forgotten.
+func (ms *memories) release(gone func(objectKey) bool) int {
+	ms.mu.Lock()
+	keys := make([]objectKey, 0, len(ms.m))
+	for key := range ms.m {
+		keys = append(keys, key)
+	}
+	ms.mu.Unlock()
+	n := 0
+	for _, key := range keys {
+		if !gone(key) {
+			continue
+		}
+		n++
+		ms.with(key, func(m *memory) {
+			m.initial, m.handledOnce, m.memo, m.events, m.essence = true, false, nil, nil, ""
+		})
+	}
+	return n
+}
