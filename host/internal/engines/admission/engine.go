@@ -209,7 +209,7 @@ func (e *Engine) start(ctx context.Context) error {
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	srv := &http.Server{
-		Handler:           e.srv,
+		Handler:           instrument(e.srv),
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
 		ReadHeaderTimeout: s.ReadHeaderTimeout,
 		ReadTimeout:       s.ReadTimeout,
