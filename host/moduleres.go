@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
 
@@ -36,6 +39,7 @@ type moduleResources struct {
 	queue  workqueue.TypedDelayingInterface[string]
 	every  time.Duration // tag polling
 	loaded map[string]loadedModule
+	busy   atomic.Bool // a Module object is being served
 }
 
 type loadedModule struct {
@@ -64,6 +68,7 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 		m.queue.ShutDown()
 	}()
 	go m.work(ctx)
+	set.setResources(m)
 	return nil
 }
 
@@ -73,9 +78,20 @@ func (m *moduleResources) work(ctx context.Context) {
 		if shutdown {
 			return
 		}
+		m.busy.Store(true)
 		m.reconcile(ctx, name)
+		m.busy.Store(false)
 		m.queue.Done(name)
 	}
+}
+
+// ready says whether every Module object listed so far has been served
+// (loaded, or its failure written in its status).
+func (m *moduleResources) ready() error {
+	if !m.watch.HasSynced() || m.queue.Len() > 0 || m.busy.Load() {
+		return errors.New("Module resources are being loaded")
+	}
+	return nil
 }
 
 // reconcile serves what the Module object name asks for now.
@@ -112,6 +128,7 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 		}
 	}
 	if err != nil {
+		metrics.ModuleFailed("Module/" + name)
 		msg := fmt.Sprintf("%v; the previous version, if any, keeps serving", err)
 		m.log.Error(fmt.Sprintf("Module %s: %s", name, msg))
 		m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "error": err.Error()})

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
@@ -19,10 +20,15 @@ type moduleSet struct {
 	op    *reactor.Operator
 	args  []*wasmrt.Module
 	named map[string]*wasmrt.Module // by Module resource name
+	// resources serve the Module objects (nil without
+	// Options.ModuleResources); read by ready.
+	resources atomic.Pointer[moduleResources]
+	// served is the set the operator serves now, for the metrics.
+	served map[*wasmrt.Module]bool
 }
 
 func newModuleSet(op *reactor.Operator, args []*wasmrt.Module) *moduleSet {
-	return &moduleSet{op: op, args: args, named: map[string]*wasmrt.Module{}}
+	return &moduleSet{op: op, args: args, named: map[string]*wasmrt.Module{}, served: reportSwap(nil, args)}
 }
 
 // setArgs replaces the modules of the arguments.
@@ -65,5 +71,9 @@ func (s *moduleSet) swap(ctx context.Context) error {
 	for _, name := range slices.Sorted(maps.Keys(s.named)) {
 		all = append(all, s.named[name])
 	}
-	return s.op.Swap(ctx, all)
+	if err := s.op.Swap(ctx, all); err != nil {
+		return err
+	}
+	s.served = reportSwap(s.served, all)
+	return nil
 }

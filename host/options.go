@@ -48,6 +48,26 @@ type Options struct {
 	// supported.
 	Liveness string
 
+	// MetricsBindAddress is where Prometheus metrics are served, at
+	// /metrics (docs/metrics.md), e.g. ":8080"; "" or "0" serves none.
+	MetricsBindAddress string
+	// MetricsSecure serves the metrics over HTTPS, with tls.crt and
+	// tls.key of MetricsCertDir, or a self-signed certificate.
+	MetricsSecure bool
+	// MetricsCertDir holds the metrics server's certificate (with
+	// MetricsSecure). Empty: self-signed.
+	MetricsCertDir string
+	// MetricsAuth lets a scrape through only with a bearer token the API
+	// server accepts (TokenReview) of a user allowed to get /metrics
+	// (SubjectAccessReview), as kubebuilder's scaffold. Needs
+	// MetricsSecure.
+	MetricsAuth bool
+	// HealthProbeBindAddress is where /healthz and /readyz are served
+	// (controller-runtime's paths), e.g. ":8081"; "" or "0" serves none.
+	// /readyz answers 200 once every watch has listed its objects, no
+	// watch is stalled and every module has loaded.
+	HealthProbeBindAddress string
+
 	// ModuleResources also serves the modules that Module resources
 	// (kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name: one
 	// is loaded when its object appears, swapped when its source changes
@@ -88,6 +108,9 @@ func (o Options) validate() error {
 		if _, _, err := parseLiveness(o.Liveness); err != nil {
 			return err
 		}
+	}
+	if o.MetricsAuth && !o.MetricsSecure {
+		return fmt.Errorf("%w: metrics authentication sends tokens: serve the metrics over HTTPS (metrics-secure) too", ErrUsage)
 	}
 	if err := o.Settings.Validate(); err != nil {
 		return fmt.Errorf("%w: settings: %w", ErrUsage, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
 
@@ -165,6 +166,7 @@ func (r *reloader) check(ctx context.Context, f *watchedFile) bool {
 	start := time.Now()
 	mod, err := r.rt.Load(ctx, f.mod.Manifest().Module.Name, wasm)
 	if err != nil {
+		metrics.ModuleFailed(f.mod.Manifest().Module.Name)
 		r.log.Error(fmt.Sprintf("module %s changed, but the new version does not load; the old one keeps serving: %v", f.path, err),
 			"digest", digest)
 		return false
