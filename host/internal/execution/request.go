@@ -98,8 +98,11 @@ func Request(h *registry.Handler, in Input) (*abi.Request, error) {
 		return req, nil
 	}
 	req.Reason = in.Cause.Reason
-	if in.Filter || !h.Kind().IsChanging() {
+	if !h.Kind().IsChanging() {
 		return req, nil
+	}
+	if in.Filter {
+		return req, filterKwargs(req, in.Cause)
 	}
 	req.Subhandlers = subrequest(in.Subrecords, in.Now)
 	return req, changeKwargs(req, h, in.Cause)
@@ -118,6 +121,32 @@ func changeKwargs(req *abi.Request, h *registry.Handler, c *registry.Cause) erro
 	}
 	req.Diff, err = diff.ABI()
 	return err
+}
+
+// filterKwargs sets old, new and diff for a changing handler's callback
+// filter as Kopf passes them to when= and to callable filters: the whole
+// object's diff-base essences (not narrowed to the handler's field; the
+// guest resolves the field itself), when the cause has them.
+func filterKwargs(req *abi.Request, c *registry.Cause) error {
+	if c.Old == nil && c.New == nil {
+		return nil
+	}
+	var err error
+	if req.Old, err = rawOrNil(mapOrNil(c.Old)); err != nil {
+		return err
+	}
+	if req.New, err = rawOrNil(mapOrNil(c.New)); err != nil {
+		return err
+	}
+	req.Diff, err = c.Diff.ABI()
+	return err
+}
+
+func mapOrNil(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // admissionKwargs sets the admission request and, as Kopf passes them to
