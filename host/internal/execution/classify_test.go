@@ -193,3 +193,28 @@ func ts(s string) time.Time {
 	}
 	return t
 }
+
+// Reason says a failure's message once, without the handler and the
+// consequence that the log line around it names.
+func TestReason(t *testing.T) {
+	tmp := &TemporaryError{Handler: "fn", Message: "kopf: patch pods ns/x: refused (422 Invalid from the cluster)", Delay: time.Minute}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{tmp, "kopf: patch pods ns/x: refused (422 Invalid from the cluster)"},
+		{&PermanentError{Handler: "fn", Message: "no"}, "no"},
+		{&HandlerTimeoutError{Handler: "fn", Timeout: time.Minute, Ahead: tmp}, tmp.Message + "; the next attempt would pass its timeout of 1m0s"},
+		{&HandlerTimeoutError{Handler: "fn", Runtime: time.Minute}, "timed out after 1m0s"},
+		{&HandlerRetriesError{Handler: "fn", Retries: 3, Ahead: tmp}, tmp.Message + "; the next attempt would exceed its 3 retries"},
+		{&HandlerRetriesError{Handler: "fn", Attempts: 4}, "exceeded 4 retries"},
+		{&IgnoredError{Handler: "fn", Err: errors.New("boom")}, "boom"},
+		{errors.New("wasm trap"), "wasm trap"},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		if got := Reason(tt.err); got != tt.want {
+			t.Errorf("Reason(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

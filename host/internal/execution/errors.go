@@ -131,3 +131,31 @@ type NotLoadedError struct {
 func (e *NotLoadedError) Error() string {
 	return fmt.Sprintf("module %q is not loaded", e.Module)
 }
+
+// Reason is what a handler's failure says, without the handler's id and the
+// consequence that the errors' Error adds: the log lines and Events that
+// name both themselves ("Handler 'x' failed and will try again in 1m0s:
+// ...") say each thing once with it.
+func Reason(err error) string {
+	switch e := err.(type) {
+	case *TemporaryError:
+		return e.Message
+	case *PermanentError:
+		return e.Message
+	case *HandlerTimeoutError:
+		if e.Ahead != nil {
+			return fmt.Sprintf("%s; the next attempt would pass its timeout of %s", e.Ahead.Message, e.Timeout)
+		}
+		return fmt.Sprintf("timed out after %s", e.Runtime)
+	case *HandlerRetriesError:
+		if e.Ahead != nil {
+			return fmt.Sprintf("%s; the next attempt would exceed its %d retries", e.Ahead.Message, e.Retries)
+		}
+		return fmt.Sprintf("exceeded %d retries", e.Attempts)
+	case *IgnoredError:
+		return e.Err.Error()
+	case nil:
+		return ""
+	}
+	return err.Error()
+}

@@ -27,9 +27,9 @@ func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handle
 		case succeeded:
 			e.log.Info(fmt.Sprintf("Activity handler '%s' succeeded.", id), attrs...)
 		case step.Finished:
-			e.log.Error(fmt.Sprintf("Activity handler '%s' failed permanently: %v", id, step.Err), attrs...)
+			e.log.Error(fmt.Sprintf("Activity handler '%s' failed permanently: %s", id, Reason(step.Err)), attrs...)
 		default:
-			e.log.Error(fmt.Sprintf("Activity handler '%s' failed and will try again in %s: %v", id, step.Delay, step.Err), attrs...)
+			e.log.Error(fmt.Sprintf("Activity handler '%s' failed and will try again in %s: %s", id, step.Delay, Reason(step.Err)), attrs...)
 		}
 	case kind == abi.KindIndex:
 		// Index handlers run on every watch event of every object: no
@@ -38,24 +38,24 @@ func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handle
 		case succeeded && step.Err == nil:
 			e.log.Debug(fmt.Sprintf("Handler '%s' succeeded.", id), attrs...)
 		case succeeded:
-			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored (the object's values stay): %v", id, step.Err), attrs...)
+			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored (the object's values stay): %s", id, Reason(step.Err)), attrs...)
 		case step.Finished:
-			e.log.Error(fmt.Sprintf("Handler '%s' failed permanently (the object is left out of the index): %v", id, step.Err), attrs...)
+			e.log.Error(fmt.Sprintf("Handler '%s' failed permanently (the object is left out of the index): %s", id, Reason(step.Err)), attrs...)
 		default:
-			e.log.Error(fmt.Sprintf("Handler '%s' failed and will try again on the object's next change after %s (left out of the index until then): %v", id, step.Delay, step.Err), attrs...)
+			e.log.Error(fmt.Sprintf("Handler '%s' failed and will try again on the object's next change after %s (left out of the index until then): %s", id, step.Delay, Reason(step.Err)), attrs...)
 		}
 	case kind == abi.KindEvent:
 		if step.Err != nil {
-			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored: %v", id, step.Err), attrs...)
+			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored: %s", id, Reason(step.Err)), attrs...)
 		}
 	case kind == abi.KindTimer || kind == abi.KindDaemon:
 		switch {
 		case succeeded:
 			e.log.Debug(fmt.Sprintf("Handler '%s' succeeded.", id), attrs...)
 		case stopping != "":
-			e.log.Info(fmt.Sprintf("Handler '%s' stopped (%s): %v", id, stopping, step.Err), attrs...)
+			e.log.Info(fmt.Sprintf("Handler '%s' stopped (%s): %s", id, stopping, Reason(step.Err)), attrs...)
 		default:
-			e.log.Error(fmt.Sprintf("Handler '%s' failed: %v", id, step.Err), attrs...)
+			e.log.Error(fmt.Sprintf("Handler '%s' failed: %s", id, Reason(step.Err)), attrs...)
 		}
 	default:
 		e.reportChange(ctx, subj, id, step, attrs)
@@ -77,9 +77,9 @@ func (e *Executor) reportChange(ctx context.Context, subj *Subject, id string, s
 		}
 		return
 	}
-	msg := fmt.Sprintf("Handler '%s' failed: %v", id, step.Err)
+	msg := fmt.Sprintf("Handler '%s' failed permanently: %s", id, Reason(step.Err))
 	if !step.Finished {
-		msg = fmt.Sprintf("Handler '%s' failed and will try again in %s: %v", id, step.Delay, step.Err)
+		msg = fmt.Sprintf("Handler '%s' failed and will try again in %s: %s", id, step.Delay, Reason(step.Err))
 	}
 	e.log.Error(msg, attrs...)
 	if p.Enabled {

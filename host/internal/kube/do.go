@@ -245,7 +245,9 @@ func hostError(err error) *abi.HostError {
 	var apiErr *APIError
 	switch {
 	case errors.As(err, &apiErr) && apiErr.Code != 0:
-		return &abi.HostError{Code: apiErr.Code, Reason: string(apiErr.Reason), Message: apiErr.Error(), Origin: abi.OriginCluster}
+		// The server's words only: the guest's error names the call, the
+		// code and the reason itself.
+		return &abi.HostError{Code: apiErr.Code, Reason: string(apiErr.Reason), Message: oneLine(apiErr.Message), Origin: abi.OriginCluster}
 	case errors.Is(err, ErrNotServed):
 		return &abi.HostError{Code: http.StatusNotFound, Reason: string(metav1.StatusReasonNotFound), Message: err.Error(), Origin: abi.OriginCluster}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

@@ -53,4 +53,11 @@ func TestHostError(t *testing.T) {
 			t.Errorf("hostError(%v) = %+v; want code %d origin %s", tt.err, got, tt.code, tt.origin)
 		}
 	}
+	// The guest's error names the call and the code: the message is the
+	// server's words alone, said once.
+	err := wrapAPI(reqInfo{verb: "patch", resource: "pods.v1", namespace: "ns", name: "x"},
+		apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "x", nil))
+	if got := hostError(err); got.Message != `Pod "x" is invalid` {
+		t.Errorf("the message of a refused patch: %q; want the server's alone", got.Message)
+	}
 }

@@ -20,7 +20,7 @@ var (
 	// ErrGone: the object does not exist (404). For a patch it means the
 	// object was deleted meanwhile, which the reactor does not treat as a
 	// failure.
-	ErrGone = errors.New("gone")
+	ErrGone = errors.New("not found") // not "gone": that reads as 410
 	// ErrConflict: the object changed since it was read (409), or a JSON
 	// patch did not apply to it (422 without field causes: a failed test
 	// operation or a path that is gone; the server does not say which).
