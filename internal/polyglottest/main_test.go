@@ -42,7 +42,8 @@ func TestMain(m *testing.M) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		env, err = testenv.New(ctx, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml")}, ControllerManager: true})
+		env, err = testenv.New(ctx, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml"),
+			filepath.Join(root, "examples", "10-conversion", "crd.yaml")}, ControllerManager: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -83,10 +84,19 @@ func modules(goPkg, name string, langs ...string) []module {
 // ends, with short retry backoffs, and returns its logs.
 func operator(t *testing.T, ns, path string) *e2etest.LogBuffer {
 	t.Helper()
+	return operatorWith(t, ns, path, nil)
+}
+
+// operatorWith is operator with settings changed by tune (nil: none).
+func operatorWith(t *testing.T, ns, path string, tune func(*settings.Settings)) *e2etest.LogBuffer {
+	t.Helper()
 	create(t, namespaces, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
 	s := settings.Default()
 	s.Execution.DefaultBackoff = time.Second
+	if tune != nil {
+		tune(&s)
+	}
 	logs := &e2etest.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
