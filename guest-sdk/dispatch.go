@@ -60,7 +60,7 @@ func (c *Context) panicked(p any) error {
 
 func (c *Context) matchWhen() *abi.Response {
 	matched := true
-	if c.handler.when != nil {
+	if c.handler.when != nil || len(c.handler.callbacks) > 0 {
 		var err error
 		if matched, err = c.when(); err != nil {
 			return &abi.Response{Outcome: outcome(err)}
@@ -75,7 +75,12 @@ func (c *Context) when() (matched bool, err error) {
 			err = c.panicked(p)
 		}
 	}()
-	return c.handler.when(c), nil
+	for _, cb := range c.handler.callbacks {
+		if !cb(c) {
+			return false, nil
+		}
+	}
+	return c.handler.when == nil || c.handler.when(c), nil
 }
 
 // respond folds a handler's return values and its context into a response.

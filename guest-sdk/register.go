@@ -1,6 +1,10 @@
 package kopf
 
-import "github.com/kopf-wasm/kopf-wasm/abi"
+import (
+	"errors"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+)
 
 // Handler is a handler function. Its result is stored under
 // status.<handler id> (an object is merged, anything else replaces; nil
@@ -29,7 +33,33 @@ func AllowHosts(hosts ...string) {
 	registered.permissions.Hosts = append(registered.permissions.Hosts, hosts...)
 }
 
+// Everything, as the plural of a resource handler, selects every resource
+// of the group and version given (or of the whole cluster when both are
+// ""), Kopf's kopf.EVERYTHING: only preferred versions unless the version
+// is named, never Events, and the host follows the cluster (resources of
+// CRDs created later are served, those of CRDs removed stop being).
+const Everything = "kopf.EVERYTHING"
+
+// Category makes a resource handler serve every resource in a category
+// (Kopf's category=, e.g. "all"), of the group and version given when they
+// are not "": pass "" as the plural. As for [Everything], only preferred
+// versions are served unless the version is named, never Events, and the
+// host follows CRDs that appear and go. Webhook handlers must name their
+// resource.
+func Category(name string) Option {
+	return option("Category", resourceKinds, func(h *handler) error {
+		if h.spec.Resource == nil || h.spec.Resource.Name != "" || h.spec.Resource.Everything {
+			return errors.New(`pass "" as the plural with a category`)
+		}
+		h.spec.Resource.Category = name
+		return nil
+	})
+}
+
 func selector(group, version, plural string) *abi.ResourceSelector {
+	if plural == Everything {
+		return &abi.ResourceSelector{Group: group, Version: version, Everything: true}
+	}
 	return &abi.ResourceSelector{Group: group, Version: version, Name: plural}
 }
 

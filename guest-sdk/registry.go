@@ -40,6 +40,9 @@ type handler struct {
 	spec abi.HandlerSpec
 	fn   Handler
 	when func(*Context) bool
+	// callbacks are the callable label, annotation and value filters
+	// (callbacks.go), evaluated before when.
+	callbacks []func(*Context) bool
 }
 
 func (r *registry) problem(format string, args ...any) {
