@@ -99,6 +99,9 @@ func runInit(cmd *cobra.Command, g *globals, o initOptions, dir string) error {
 			return err
 		}
 	}
+	if exe, err := os.Executable(); err == nil {
+		p.KopfWasm = filepath.ToSlash(exe) // the Makefile's fallback when kopf-wasm is not on PATH
+	}
 	written, err := scaffold.Write(dir, p)
 	if err != nil {
 		return clierr.New(fmt.Errorf("init: %w", err), "")

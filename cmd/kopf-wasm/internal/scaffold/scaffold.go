@@ -92,6 +92,10 @@ type Params struct {
 	// AssemblyScript, the SDK's folder (guest-sdk/assemblyscript), and both
 	// require it: their SDKs are not published either.
 	SDKDir, ABIDir string
+	// KopfWasm is the kopf-wasm binary that wrote the module (an absolute
+	// path), which its Makefile uses when kopf-wasm is not on PATH; "" to
+	// rely on PATH alone.
+	KopfWasm string
 }
 
 // Crate is the Rust library's name: Name with underscores.
