@@ -11,7 +11,6 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
@@ -58,12 +57,28 @@ type Invocation struct {
 	Settings *settings.Settings
 	// Logger receives the module's log records. Default slog.Default().
 	Logger *slog.Logger
+	// Force calls the handler even when the operator would not (a filter
+	// does not match the object); without it that is an [ErrNotCalled].
+	Force bool
+	// Objects are stored objects (Lists are expanded) from which the
+	// module's Kubernetes requests are served, with Object among them;
+	// writes change them in memory only.
+	Objects []map[string]any
+	// Kubeconfig and KubeContext, when either is set, name a cluster that
+	// answers the reads (get, list) the stored objects do not; nothing is
+	// ever written to it.
+	Kubeconfig, KubeContext string
+	// KubeCalls, when set, is told of each Kubernetes request of the module.
+	KubeCalls func(KubeCall)
 }
 
-// Invoke calls one handler of a module offline, with no cluster, and returns
-// its response. The request is built by the code the operator uses, from
-// the cause the operator would detect between Old and Object; host functions that need a cluster (Kubernetes requests,
-// Events, index look-ups) answer 501 "not available". A failure of the
+// Invoke calls one handler of a module offline and returns its response.
+// The request is built by the code the operator uses, from the cause the
+// operator would detect between Old and Object, after the handler's
+// filters are applied as the operator would ([ErrNotCalled] unless Force).
+// Kubernetes requests are served from the stored Objects and, for reads,
+// the Kubeconfig's cluster; without either they answer 501 "not
+// available", as Events and index look-ups always do. A failure of the
 // module itself (a trap, a timeout, bad output) is the error.
 func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, error) {
 	if inv.Settings == nil {
@@ -94,7 +109,11 @@ func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, e
 		Modules:  func(string) execution.Module { return mod },
 		Settings: *inv.Settings, Logger: inv.Logger,
 	})
-	r, err := exec.Call(ctx, h, in, execution.CallOptions{Host: wasmrt.NoHost{}})
+	guest, err := inv.offlineGuest(ctx, exec, h, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := exec.Call(ctx, h, in, execution.CallOptions{Host: guest})
 	switch {
 	case err != nil:
 		return nil, nil, fmt.Errorf("handler %s: %w", inv.Handler, err)

@@ -26,10 +26,22 @@ delete, resume and field handlers the reason of the handler's kind (field
 handlers: create, or update with --old), the old and new diff-base essences
 and their diff; ADDED or MODIFIED events; CREATE or UPDATE admission
 requests; for convert handlers, a conversion to --to. Retry is 0 and there
-is no memo. Host functions that need a cluster (Kubernetes requests,
-Events, indices) answer 501. The module's log
-lines go to the error stream. The exit code is 0 whatever the outcome; it
-is non-zero only when the call itself fails.
+is no memo.
+
+The handler's filters (labels, annotations, field, value, old, new, when)
+are applied as the operator applies them: when it would not call the
+handler for this object, invoke says why and exits with 1; --force calls
+it anyway (with a warning).
+
+Kubernetes requests are served from --objects (files or folders of YAML or
+JSON objects; the object itself is among them): gets and lists read them,
+writes change them in memory only, and every request is listed after the
+patch. With --kubeconfig (or --context) the reads the stored objects do
+not answer go to that cluster; nothing is ever written to it. Without
+either, Kubernetes requests answer 501, as Events and indices always do.
+The module's log lines go to the error stream. The exit code is 0 whatever
+the outcome; it is non-zero only when the call itself fails or is not
+made.
 
 Example - Call the create handler of the example module:
   kopf-wasm invoke bin/wasm/kopfexample.wasm --handler create_fn --object examples/kopfexample/obj.yaml
@@ -37,12 +49,22 @@ Example - Call the create handler of the example module:
 Example - Convert a widget to v1 with the conversion example:
   kopf-wasm invoke bin/wasm/10-conversion.wasm --handler convert --object widget.yaml --to kopf.dev/v1
 
+Example - Serve the module's reads from stored objects, and then from a cluster:
+  kopf-wasm invoke bin/wasm/05-database.wasm --handler reconcile --object db.yaml --objects cluster-state/
+  kopf-wasm invoke bin/wasm/05-database.wasm --handler reconcile --object db.yaml --kubeconfig ~/.kube/config
+
+Example - Call a handler whose label filter does not match the object:
+  kopf-wasm invoke bin/wasm/03-fields-filters.wasm --handler gold --object silver.yaml --force
+
 Example - Call an update handler with the previous state, as JSON:
   kopf-wasm invoke handlers.wasm --handler update_fn --object new.yaml --old old.yaml -o json`
 
 type invokeOptions struct {
 	option.Output
 	handler, object, old, to string
+	force                    bool
+	objects                  []string
+	kubeconfig, context      string
 }
 
 // invocation is the JSON output of invoke.
@@ -50,6 +72,8 @@ type invocation struct {
 	Handler  string        `json:"handler"`
 	Request  *abi.Request  `json:"request"`
 	Response *abi.Response `json:"response"`
+	// Kube lists the module's Kubernetes requests.
+	Kube []host.KubeCall `json:"kube,omitempty"`
 }
 
 func invokeCmd(g *globals) *cobra.Command {
@@ -76,12 +100,19 @@ func invokeCmd(g *globals) *cobra.Command {
 					return err
 				}
 			}
+			stored, err := readStoredObjects(o.objects)
+			if err != nil {
+				return err
+			}
 			log, err := g.logging.Logger(g.streams.Err)
 			if err != nil {
 				return err
 			}
+			var calls []host.KubeCall
 			req, resp, err := host.Invoke(cmd.Context(), host.Invocation{
 				Module: a[0], Handler: o.handler, Object: obj, Old: old, ConvertTo: o.to, Logger: log, Settings: offlineSettings(),
+				Force: o.force, Objects: stored, Kubeconfig: o.kubeconfig, KubeContext: o.context,
+				KubeCalls: func(c host.KubeCall) { calls = append(calls, c) },
 			})
 			if errors.Is(err, host.ErrNoHandler) || errors.Is(err, host.ErrUsage) {
 				return clierr.Usagef(err, "")
@@ -90,9 +121,12 @@ func invokeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if o.Format == "json" {
-				return writeJSON(g.streams.Out, invocation{Handler: o.handler, Request: req, Response: resp})
+				return writeJSON(g.streams.Out, invocation{Handler: o.handler, Request: req, Response: resp, Kube: calls})
 			}
-			return writeResponse(g.streams.Out, resp)
+			if err := writeResponse(g.streams.Out, resp); err != nil {
+				return err
+			}
+			return writeKubeCalls(g.streams.Out, calls)
 		},
 	}
 	fs := cmd.Flags()
@@ -101,6 +135,10 @@ func invokeCmd(g *globals) *cobra.Command {
 	fs.StringVar(&o.object, "object", "", "the object: a YAML or JSON file, - for the standard input")
 	fs.StringVar(&o.old, "old", "", "the object's previous state (YAML or JSON file): an update")
 	fs.StringVar(&o.to, "to", "", "for a convert handler: the apiVersion to convert the object to, e.g. kopf.dev/v1")
+	fs.BoolVar(&o.force, "force", false, "call the handler even if its filters do not match the object")
+	fs.StringArrayVar(&o.objects, "objects", nil, "stored objects that serve the module's Kubernetes requests: a YAML or JSON file or a folder of them (repeatable)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "a kubeconfig whose cluster answers the module's reads (get, list); nothing is written to it")
+	fs.StringVar(&o.context, "context", "", "the kubeconfig context for --kubeconfig (alone: the default kubeconfig's context)")
 	return cmd
 }
 
