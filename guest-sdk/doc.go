@@ -39,6 +39,12 @@
 // build tag; on other platforms package kopftest plays the host, so that
 // handlers are unit-tested with plain go test.
 //
+// A changing handler may register sub-handlers ([Context.Subhandler],
+// [Context.Execute]), as Kopf's @kopf.subhandler: a module keeps no
+// closures between calls, so the host calls the handler again in every
+// processing cycle until its sub-handlers are finished, and the SDK runs
+// the due ones within that call (see subhandlers.go and docs/subhandlers.md).
+//
 // The pure helpers [Adopt], [AppendOwnerReference], [Label], [Harmonize]
 // and [AdjustNamespace] build parent–child hierarchies as Kopf's do.
 package kopf

@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -35,8 +36,12 @@ const spawnNote = "A timer or daemon on the object is stopped first; the finaliz
 // status] so far): one PATCH (progress purged and the finalizer released
 // together), or, with a timer or daemon that is still stopping when the
 // delete handlers are done, possibly two (what the delete cycle has to
-// write, then the release).
-func deletionWrites(spawned bool, base [2]int) []string {
+// write, then the release). With results, the delete handlers' results
+// go to /status first (Kopf stores them too), one PATCH more.
+func deletionWrites(spawned, results bool, base [2]int) []string {
+	if results {
+		base[1]++
+	}
 	out := []string{w(base[0]+1, base[1])}
 	if spawned {
 		out = append(out, w(base[0]+2, base[1]))
@@ -110,9 +115,9 @@ func deleteOutcomeMatrix() []scenario {
 					}
 					base := [2]int{1, 1} // the finalizer, the creation's results
 					if len(oc.progress) > 0 {
-						s.wantWrites("x", w(base[0]+2, base[1]))
+						s.wantWrites("x", w(base[0]+2, base[1]+1)) // progress; result, release
 					} else {
-						s.wantWrites("x", deletionWrites(sp.handler != "", base)...)
+						s.wantWrites("x", deletionWrites(sp.handler != "", oc.name == "success", base)...)
 					}
 					if sp.handler == "daemon_fn" {
 						s.wantDaemonStopped("x", "deleted")
@@ -299,7 +304,7 @@ func deleteDuringMatrix() []scenario {
 						if !finalized {
 							s.wantWrites("x", w(writes[0], writes[1]))
 						} else {
-							s.wantWrites("x", deletionWrites(sp.handler != "", writes)...)
+							s.wantWrites("x", deletionWrites(sp.handler != "", true, writes)...)
 						}
 						if sp.handler == "daemon_fn" {
 							s.wantDaemonStopped("x", "deleted")
@@ -314,6 +319,35 @@ func deleteDuringMatrix() []scenario {
 
 func deletedWhileRunningScenarios() []scenario {
 	return []scenario{{
+		name: "delete-results/stored-as-kopf",
+		pins: "Results of delete handlers go to status.<handler-id>, as Kopf stores every changing handler's result: " +
+			"while the finalizer still holds the object (its other delete handler retries) the finished one's result " +
+			"is on the object, and the last one's result is written to /status before the finalizer is released, " +
+			"so the object's last state carries it.",
+		ref:       "kopf.md §1.6, §3.8",
+		departure: departureNoTouch,
+		run: func(s *S) {
+			s.start()
+			s.createHandled("x", obj{annotations: on("delete-required", "delete-optional"),
+				spec: specOf(map[string]behaviour{"delete_optional_fn": temporary(1, 2)})})
+			s.del("x")
+			s.waitRecord("x", "delete_optional_fn", record{Purpose: "delete", Retries: 1, Delayed: true})
+			held := s.mustGet("x")
+			if got, _ := json.Marshal(held.Object["status"].(map[string]any)["delete_fn"]); string(got) != result("delete", 0) {
+				s.Errorf("while held: status.delete_fn = %s, want %s", got, result("delete", 0))
+			}
+			s.waitGone("x")
+			s.quiet()
+			s.wantCalls("x", "create_fn create 0", "delete_fn delete 0", "delete_optional_fn delete 0", "delete_optional_fn delete 1")
+			evs := s.suite.audit.events(s.ns, "x")
+			if n := len(evs); n < 2 || evs[n-2].ObjectRef.Subresource != "status" ||
+				!strings.Contains(string(evs[n-2].RequestObject), `"delete_optional_fn":`+result("delete", 1)) ||
+				evs[n-1].ObjectRef.Subresource != "" || !strings.Contains(string(evs[n-1].RequestObject), `"finalizers":null`) {
+				s.Errorf("want the last result written to /status, then the finalizer released; writes:\n%s", s.suite.audit.describe(s.ns))
+			}
+			s.wantWrites("x", w(3, 3))
+		},
+	}, {
 		name: "deleted-while-running/create-handler/no-finalizer",
 		pins: "An object without a finalizer deleted while its create handler runs: the handler's call finishes, " +
 			"the write of its outcome finds the object gone (404) and is dropped quietly (no error, no retry), and " +
@@ -351,7 +385,7 @@ func deletedWhileRunningScenarios() []scenario {
 			s.waitGone("x")
 			s.quiet()
 			s.wantCalls("x", "create_fn create 0", "delete_fn delete 0")
-			s.wantWrites("x", w(2, 1))
+			s.wantWrites("x", w(2, 2))
 		},
 	}, {
 		name: "deleted-while-running/update-handler/finalizer",
@@ -368,7 +402,7 @@ func deletedWhileRunningScenarios() []scenario {
 			s.waitGone("x")
 			s.quiet()
 			s.wantCalls("x", "create_fn create 0", "update_fn update 0", "delete_fn delete 0")
-			s.wantWrites("x", w(2, 2))
+			s.wantWrites("x", w(2, 3))
 		},
 	}}
 }

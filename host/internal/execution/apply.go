@@ -34,6 +34,11 @@ func (e *Executor) Apply(ctx context.Context, subj *Subject, p *persistence.Patc
 	obj := subj.Object
 	var last *kube.Patched
 	for _, req := range reqs {
+		if req.Relock && last != nil {
+			if req, err = req.Relocked(last.ResourceVersion); err != nil {
+				return last, err
+			}
+		}
 		out, err := e.opts.Cluster.Patch(ctx, subj.Resource, obj.GetNamespace(), obj.GetName(), req.Subresource, req.Type, req.Data)
 		switch {
 		case errors.Is(err, kube.ErrGone):

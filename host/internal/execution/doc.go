@@ -17,6 +17,11 @@
 //  6. sends an object's patch, at most one request per endpoint
 //     ([Executor.Apply]).
 //
+// Sub-handlers run within their parent's call: the request carries their
+// progress, the response their outcomes, and [Executor.Call] classifies
+// each with its own options ([ChildResult]) and decides the parent's step
+// (subhandlers.go, docs/subhandlers.md).
+//
 // It also evaluates callback filters ([Executor.When]): at most once per
 // handler per processing cycle, on the object encoded once ([Subject]).
 //

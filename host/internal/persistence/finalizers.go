@@ -61,6 +61,9 @@ func (s *Storage) RemoveFinalizer(p *Patch, body map[string]any) {
 	}
 	list := slices.DeleteFunc(finalizerList(body), func(f string) bool { return f == s.finalizer })
 	s.setFinalizers(p, body, list)
+	if DeletionOngoing(body) {
+		p.releases = true
+	}
 }
 
 func (s *Storage) setFinalizers(p *Patch, body map[string]any, list []string) {

@@ -26,6 +26,7 @@ type Patch struct {
 	main, status       map[string]any
 	mainOps, statusOps []abi.JSONPatchOp
 	lock               string
+	releases           bool // the main patch lets an object marked for deletion go
 }
 
 // NewPatch starts an empty patch. statusSubresource says whether the
@@ -164,12 +165,45 @@ type Request struct {
 	Subresource string
 	Type        abi.PatchType
 	Data        []byte
+	// Relock says that the request's resourceVersion precondition is to
+	// be the one the previous request returned ([Request.Relocked]).
+	Relock bool
+}
+
+// Relocked returns the merge patch with the resourceVersion precondition
+// rv.
+func (r Request) Relocked(rv string) (Request, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(r.Data, &doc); err != nil {
+		return r, fmt.Errorf("relock merge patch: %w", err)
+	}
+	objects.Set(doc, objects.Path{"metadata", "resourceVersion"}, rv)
+	raw, err := objects.Encode(doc)
+	if err != nil {
+		return r, fmt.Errorf("relock merge patch: %w", err)
+	}
+	r.Data, r.Relock = raw, false
+	return r, nil
 }
 
 // Requests lists what to send, in Kopf's order: the main merge patch, the
 // status merge patch, then JSON patches for main and status. It is empty
-// when nothing changes.
+// when nothing changes. When the main merge patch releases an object
+// marked for deletion, the object may be gone right after it, so it goes
+// last (as Kopf removes its finalizer last), locked to the resourceVersion
+// that the request before it returned: the delete handlers' results reach
+// status before the object goes.
 func (p *Patch) Requests() ([]Request, error) {
+	out, err := p.requests()
+	if err != nil || !p.releases || len(out) < 2 || out[0].Subresource != "" || out[0].Type != abi.PatchMerge {
+		return out, err
+	}
+	release := out[0]
+	release.Relock = p.lock != ""
+	return append(out[1:], release), nil
+}
+
+func (p *Patch) requests() ([]Request, error) {
 	var out []Request
 	if !objects.PruneEmpty(p.main) {
 		doc := p.main

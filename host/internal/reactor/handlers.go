@@ -27,7 +27,7 @@ func (c *cyc) runHandlers(state *persistence.State, due []*registry.Handler, now
 		if err != nil {
 			return err
 		}
-		in := execution.Input{Subject: c.subj, Cause: c.cause, Record: state.Record(id), Memo: c.memo, Subrecords: subs}
+		in := execution.Input{Subject: c.subj, Cause: c.cause, Record: state.Record(id), Subrecords: subs}
 		r, err := c.o.exec.Call(c.ctx, h, in, execution.CallOptions{})
 		if err != nil {
 			return err
@@ -43,13 +43,11 @@ func (c *cyc) runHandlers(state *persistence.State, due []*registry.Handler, now
 		if r.Step.Record.Finished() {
 			c.finished++
 		}
-		if r.Response != nil && r.Response.Memo != nil {
-			c.memo = r.Response.Memo
-		}
-		// Results of delete handlers are not stored: the object is going
-		// away, and storing them would cost a request before the finalizer
-		// is released.
-		c.o.exec.Fold(c.patch, c.subj, h, r, c.cause.Reason != abi.ReasonDelete)
+		// Results of delete handlers are stored too, as Kopf does: they
+		// are seen while the finalizer holds the object (a deletion whose
+		// other handlers retry) and in the last state of the object; the
+		// patch sends them before it releases the object.
+		c.o.exec.Fold(c.patch, c.subj, h, r, true)
 	}
 	return nil
 }
