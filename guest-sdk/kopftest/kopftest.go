@@ -45,6 +45,9 @@ type Host struct {
 	StopAfter int
 	// StopReason is the reason given when stopping ("exiting" by default).
 	StopReason string
+	// Force makes [Host.Run] call a handler that the host would not call
+	// for the object (see [Host.WhyNot]); by default that fails the test.
+	Force bool
 
 	mu      sync.Mutex
 	calls   []HostCall
@@ -120,9 +123,16 @@ func (h *Host) Call(req *abi.Request) (*Result, error) {
 
 // Run builds the request of handler id for obj (old is the previous state
 // for updates, field handlers and webhooks, else nil), calls it, and fails
-// the test if the module fails.
+// the test if the module fails. It first applies the handler's filters as
+// the host does and fails the test, saying why, when the host would not
+// call the handler for obj, unless [Host.Force] is set.
 func (h *Host) Run(id string, obj, old map[string]any) *Result {
 	h.t.Helper()
+	if !h.Force {
+		if why := h.WhyNot(id, obj, old); why != "" {
+			h.t.Fatalf("kopftest: the host would not call handler %q for this object: %s (set Force to call it anyway; WhyNot tells without calling)", id, why)
+		}
+	}
 	res, err := h.Call(h.Request(id, obj, old))
 	if err != nil {
 		h.t.Fatalf("kopftest: handler %q: %v", id, err)
