@@ -66,12 +66,19 @@ func Run(ctx context.Context, opts Options) error {
 	if err := kc.Ping(ctx); err != nil {
 		return classify(ErrUnreachable, err)
 	}
+	shards, err := newSharding(kc, opts)
+	if err != nil {
+		return err
+	}
 	op, err := reactor.New(ctx, reactor.Options{
 		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: *opts.Settings, Logger: opts.Logger,
+		Owner: shards.owner(),
 	})
 	if err != nil {
 		return err
 	}
+	shards.start(op)
+	defer shards.stop() // after the operator stopped: the Lease goes last
 	live, err := startLiveness(opts.Liveness, opts.Logger)
 	if err != nil {
 		return err
