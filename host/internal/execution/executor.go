@@ -143,6 +143,7 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	}
 	host = e.withIndices(h.Module, host)
 	var resp *abi.Response
+	called := e.opts.Clock.Now()
 	if opts.Dedicated {
 		resp, err = mod.HandleDedicated(ctx, req, host)
 	} else {
@@ -158,6 +159,7 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	}
 	now := e.opts.Clock.Now()
 	step := Classify(limits, in.Record, now, out, err)
+	observe(h, step, now.Sub(called))
 	var children []ChildResult
 	if resp != nil && err == nil && h.Kind().IsChanging() && (len(resp.Subhandlers) > 0 || out.Status == abi.OutcomeChildren) {
 		children, step = e.settleChildren(h, limits, in, resp, now, step)
