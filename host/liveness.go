@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,9 +21,13 @@ import (
 // the failing probes as {"error": message} otherwise; 503 while the
 // operator does not run. Results are cached (settings.Execution.ProbeCache).
 type liveness struct {
-	addr   string // the address it listens on, once started
-	alive  atomic.Bool
-	probe  atomic.Pointer[prober]
+	addr  string // the address it listens on, once started
+	alive atomic.Bool
+	probe atomic.Pointer[prober]
+	// status says whether the host handles or why it is paused (peering,
+	// leader election): the Kopf-Wasm-Status header of every answer, and
+	// the "kopf-wasm" key of the JSON while paused.
+	status atomic.Pointer[func() (paused bool, line string)]
 	server *http.Server
 	done   chan struct{}
 }
@@ -83,9 +88,35 @@ func (l *liveness) serveProbes(w http.ResponseWriter, r *http.Request) {
 			code = http.StatusInternalServerError
 		}
 	}
+	if st := l.status.Load(); st != nil {
+		paused, line := (*st)()
+		w.Header().Set("Kopf-Wasm-Status", line)
+		if paused {
+			body = withStatus(body, line)
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
+}
+
+// setStatus makes every answer report the host's status.
+func (l *liveness) setStatus(st func() (paused bool, line string)) { l.status.Store(&st) }
+
+// withStatus adds the host's status line to the probes' JSON object under
+// the key "kopf-wasm" (no probe handler can have that id: ids are
+// module.handler).
+func withStatus(body []byte, line string) []byte {
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	m["kopf-wasm"] = line
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // close stops the server, if any.

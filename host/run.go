@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
@@ -66,25 +67,25 @@ func Run(ctx context.Context, opts Options) error {
 	if err := kc.Ping(ctx); err != nil {
 		return classify(ErrUnreachable, err)
 	}
-	shards, err := newSharding(kc, opts)
-	if err != nil {
-		return err
-	}
+	g := gate.New()
 	op, err := reactor.New(ctx, reactor.Options{
-		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: *opts.Settings, Logger: opts.Logger,
-		Owner: shards.owner(),
+		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: *opts.Settings, Logger: opts.Logger, Gate: g,
 	})
 	if err != nil {
 		return err
 	}
-	shards.start(op)
-	defer shards.stop() // after the operator stopped: the Lease goes last
+	coord, err := startCoordination(kc, g, namespaces, opts)
+	if err != nil {
+		return err
+	}
+	defer coord.stop() // after the operator stopped: the Lease and records go last
 	live, err := startLiveness(opts.Liveness, opts.Logger)
 	if err != nil {
 		return err
 	}
 	defer live.close()
 	live.setProber(op.Probe)
+	live.setStatus(coord.status)
 	logStart(opts, mods)
 	set := newModuleSet(op, mods)
 	if opts.ModuleResources {

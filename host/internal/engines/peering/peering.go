@@ -16,6 +16,11 @@ import (
 // missing.
 const BlockerCRD = "peering-crd"
 
+// BlockerStart is the gate's blocker from [New] until the first decision
+// (or until it is clear there is no peering), so that a host never handles
+// an object before it knows whether a peer of a higher priority runs.
+const BlockerStart = "peering-start"
+
 // crdRetry is how often a mandatory peering looks for its CRD again.
 const crdRetry = 5 * time.Second
 
@@ -58,14 +63,20 @@ func New(opts Options) *Peering {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.Gate.Block(BlockerStart, "peering: waiting for the first decision")
 	return &Peering{opts: opts, log: opts.Logger, dirty: make(chan struct{}, 1),
 		states: map[string]string{}, absent: map[string]bool{}}
 }
+
+// started lifts [BlockerStart]: the first decision is made (its own
+// blockers are set), or there is no peering to wait for.
+func (p *Peering) started() { p.opts.Gate.Unblock(BlockerStart) }
 
 // Run finds the peering resource, watches the peering objects, keeps this
 // host alive in them and decides, until ctx ends; then it removes its
 // records. In auto mode a missing CRD ends it at once (standalone).
 func (p *Peering) Run(ctx context.Context) {
+	defer p.started()
 	if !p.resolve(ctx) {
 		return
 	}
@@ -105,6 +116,7 @@ func (p *Peering) Run(ctx context.Context) {
 		if at := p.decide(ctx); !at.IsZero() {
 			next.Reset(time.Until(at) + 10*time.Millisecond)
 		}
+		p.started()
 	}
 }
 
