@@ -102,6 +102,12 @@ type Execution struct {
 	// the probe handlers before calling them again; Kopf's fixed 10 s. 0:
 	// every request calls them.
 	ProbeCache time.Duration `json:"probeCache"`
+	// IndexInline is the largest encoded index (in bytes) that every
+	// request of its module's handlers carries whole; a larger index is
+	// carried as null and the guest reads it through index look-ups (by
+	// key, or whole once per call when a handler asks for all of it), so
+	// that requests do not grow with the index. 0: never carried whole.
+	IndexInline int `json:"indexInline"`
 }
 
 // Posting tunes the Kubernetes Events the host posts about handlers.
@@ -429,7 +435,7 @@ func Default() Settings {
 			DiffBaseInStatus:   true,
 			ConsistencyTimeout: 5 * time.Second,
 		},
-		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100, ProbeCache: 10 * time.Second},
+		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100, ProbeCache: 10 * time.Second, IndexInline: 4096},
 		Posting: Posting{
 			Enabled:            true,
 			Level:              LevelWarning,

@@ -76,6 +76,7 @@ func (s Settings) Validate() error {
 	v.atLeast("execution.workers", e.Workers, 1)
 	v.atLeast("execution.maxDaemons", e.MaxDaemons, 1)
 	v.notNegative("execution.probeCache", e.ProbeCache)
+	v.atLeast("execution.indexInline", e.IndexInline, 0)
 
 	po := s.Posting
 	if _, ok := levelNames[po.Level]; !ok {

@@ -26,7 +26,8 @@ type memory struct {
 	// handledOnce: every due handler finished once in this process, so the
 	// resume cause is spent.
 	handledOnce bool
-	// memo is the object's memo as the last handler call left it.
+	// memo is unused: memos are kept per module by the executor
+	// (execution.Memos), dropped with the object (Operator.process).
 	memo json.RawMessage
 	// pending is the resourceVersion of our last patch until the watch
 	// delivers it; since is when it was sent.

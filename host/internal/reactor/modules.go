@@ -25,6 +25,7 @@ func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module) error {
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
 	o.reg.Store(reg)
+	o.fills = o.indexing.Install(reg, nil)
 	for _, ref := range watched(reg) {
 		key := refString(ref)
 		if o.served[key] == nil {
@@ -71,9 +72,7 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 
 // unserved are the handler kinds a module may declare (the ABI has them
 // all) that this host does not serve yet, with what the author sees.
-var unserved = map[abi.HandlerKind]string{
-	abi.KindIndex: "index handlers are not served yet: they are never called, ctx.Index() stays empty and index look-ups answer 501",
-}
+var unserved = map[abi.HandlerKind]string{}
 
 // warnUnserved logs one warning per declared handler of a kind the host
 // does not serve: a module loads, but never silently loses a handler.
@@ -130,6 +129,9 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
 	o.reg.Store(reg)
+	// The indexes of new and changed modules are rebuilt before their
+	// resource handlers run again (indexes.go).
+	fills := o.indexing.Install(reg, func(name string) bool { return old[name] != nil && old[name] == modules[name] })
 	runCtx := o.runCtx
 	wanted := map[string]bool{}
 	var started []string
@@ -176,6 +178,17 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	o.mu.Unlock()
 	for _, w := range dropped {
 		w.Stop()
+	}
+	if runCtx != nil {
+		fresh := map[string]bool{}
+		for _, key := range started {
+			fresh[key] = true
+		}
+		o.fillIndexes(runCtx, fills, fresh)
+	} else {
+		o.mu.Lock()
+		o.fills = append(o.fills, fills...)
+		o.mu.Unlock()
 	}
 
 	switch {

@@ -2,7 +2,6 @@ package reactor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/indexing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
@@ -87,6 +87,11 @@ type Operator struct {
 	// admission serves the webhook handlers and keeps the managed
 	// webhook configurations.
 	admission *admission.Engine
+	// indexing keeps the modules' indexes (indexes.go); held are the
+	// objects waiting for them, fills the indexes to fill when Run starts.
+	indexing *indexing.Engine
+	held     held
+	fills    []indexing.Fill
 	// prober answers the probe handlers for the liveness endpoint.
 	prober *probing.Prober
 	// scan follows the CRDs and resolves the selectors again (scanning.go).
@@ -152,11 +157,16 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	o.exec = execution.New(execution.Options{
 		Modules: o.module, Cluster: o.kube, Settings: opts.Settings, Logger: o.log,
 	})
+	o.indexing = indexing.New(indexing.Options{
+		Exec: o.exec, Inline: opts.Settings.Execution.IndexInline, Logger: o.log,
+		OnReady: func(string) { o.releaseHeld() },
+	})
+	o.exec.ServeIndices(o.indexing)
 	if err := o.install(ctx, opts.Modules); err != nil {
 		return nil, err
 	}
 	o.admission = admission.New(admission.Options{
-		Exec: o.exec, Registry: o.reg.Load, Memo: o.memoOf, Settings: opts.Settings.Admission, Logger: o.log,
+		Exec: o.exec, Registry: o.reg.Load, Settings: opts.Settings.Admission, Logger: o.log,
 	}, o.kube)
 	o.prober = probing.New(probing.Options{
 		Exec: o.exec, Cache: opts.Settings.Execution.ProbeCache, Logger: o.log,
@@ -188,12 +198,19 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.mu.Lock()
 	o.runCtx = ctx
 	var err error
+	fresh := map[string]bool{}
 	for key, s := range o.served {
 		if err = o.watch(ctx, key, s); err != nil {
 			break
 		}
+		fresh[key] = true
 	}
+	fills := o.fills
+	o.fills = nil
 	o.mu.Unlock()
+	if err == nil {
+		o.fillIndexes(ctx, fills, fresh)
+	}
 	if err == nil {
 		// Webhooks are served from now on, whatever happens to change
 		// handling (as Kopf's); a swap from now on updates them too.
@@ -259,7 +276,12 @@ func (o *Operator) eventHandler(resource string) kube.Handler {
 		o.mu.RLock()
 		// Events of a paused host are dropped, as Kopf's closed stream does.
 		keep := o.wantsEvents(resource) && o.opts.Gate.Open() && o.owns(ev.Object)
+		s := o.served[resource]
+		ctx := o.runCtx
 		o.mu.RUnlock()
+		if s != nil && ctx != nil {
+			o.observeIndexes(ctx, s.res, ev)
+		}
 		o.mem.observe(key, ev, keep)
 		o.queue.Add(key)
 	}
@@ -288,18 +310,6 @@ func (o *Operator) module(name string) execution.Module {
 		if m := (*set)[name]; m != nil {
 			return m
 		}
-	}
-	return nil
-}
-
-// memoOf is the memo of an object, for webhook handlers (nil when the
-// operator has none).
-func (o *Operator) memoOf(ref abi.ResourceRef, namespace, name string) json.RawMessage {
-	key := objectKey{resource: refString(ref), namespace: namespace, name: name}
-	o.mem.mu.Lock()
-	defer o.mem.mu.Unlock()
-	if m := o.mem.m[key]; m != nil {
-		return m.memo
 	}
 	return nil
 }

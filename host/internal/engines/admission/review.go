@@ -41,12 +41,15 @@ func (s *Server) review(r *http.Request, t target, req *admissionv1.AdmissionReq
 	defer cancel()
 
 	subj := execution.NewSubject(candidates[0].Resource, false, &unstructured.Unstructured{Object: body})
+	// The memo is the module's memo of the object (the executor's), or
+	// the operator memo for an object being created, whose memo is not
+	// kept (Kopf's ephemeral memory).
 	var memo json.RawMessage
 	if s.opts.Memo != nil && req.Operation != admissionv1.Create {
 		memo = s.opts.Memo(candidates[0].Resource, req.Namespace, req.Name)
 	}
 	in := execution.Input{
-		Subject: subj, Memo: memo,
+		Subject: subj, Memo: memo, EphemeralMemo: req.Operation == admissionv1.Create,
 		Admission: &execution.AdmissionInput{
 			Request: abi.AdmissionRequest{
 				UID: string(req.UID), Operation: string(req.Operation), Subresource: req.SubResource,

@@ -27,8 +27,9 @@ type Options struct {
 	// Registry returns the handlers the host serves now (it changes with
 	// module swaps). Required.
 	Registry func() *registry.Registry
-	// Memo returns the memo of an object as the reactor keeps it (nil when
-	// there is none). Optional.
+	// Memo, when set, overrides the memo of an object that is not being
+	// created (tests). Unset, handlers get their module's memo of the
+	// object as the executor keeps it (execution.Memos).
 	Memo func(ref abi.ResourceRef, namespace, name string) json.RawMessage
 	// Settings are the admission settings.
 	Settings settings.Admission
