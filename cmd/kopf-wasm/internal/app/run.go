@@ -56,8 +56,21 @@ https://<webhook-host>:<port>/<module>/<handler-id> (or, with
 --webhook-service NAMESPACE/NAME for a host inside the cluster, at that
 Service), and on a clean stop removes the entries of handlers that are not
 persistent. It also points the CRD of each convert handler at it
-(spec.conversion), and leaves that in place when it stops. Peering is not implemented: the host runs
-as Kopf's --standalone does, and -P/--peering and -p/--priority are refused.
+(spec.conversion), and leaves that in place when it stops.
+
+Several hosts (docs/peering.md): by default the host takes part in Kopf's
+peering: if the KopfPeering/ClusterKopfPeering CRD (deploy/peering/) and the
+object "default" exist, it writes keep-alives there in Kopf's format and
+pauses while a live peer has a higher priority (-p), or the same one (then
+every host of that priority pauses, with Kopf's warning); otherwise it runs
+alone. -P NAME makes the peering NAME mandatory (paused until it exists),
+--standalone turns peering off, --dev takes priority 666. With --leader-elect
+the replicas compete for a coordination.k8s.io/v1 Lease (named as the
+peering, in --leader-elect-namespace) and only the leader handles; auto
+peering is then off. A paused host stops handling changes, timers and
+daemons (daemons see the reason "pausing"), keeps its watches warm, keeps
+serving webhooks, logs why, and reports it on the liveness endpoint
+(Kopf-Wasm-Status header); when it resumes it handles every object afresh.
 
 Module files are checked every second and modules served by an OCI tag every
 30 seconds (settings modules.reloadInterval and modules.tagPollInterval): a
@@ -91,6 +104,12 @@ Example - Serve namespaces "team-*" except "team-test", with a liveness endpoint
 Example - Serve webhooks to a local control plane, with managed configurations:
   kopf-wasm run -A --webhook-listen 127.0.0.1:9443 --webhook-host 127.0.0.1 \
     --webhook-managed auto.kopf-wasm.dev handlers.wasm
+
+Example - Three replicas, one handling at a time (Lease leader election):
+  kopf-wasm run -A --leader-elect --leader-elect-namespace operators handlers.wasm
+
+Example - A laptop host pausing the deployed ones of the peering "default":
+  kopf-wasm run -A --dev handlers.wasm
 
 Example - Replicas that share the objects, each object handled by one of them:
   kopf-wasm run -A --shards --shard-namespace operators handlers.wasm
@@ -129,6 +148,7 @@ func runCmd(g *globals) *cobra.Command {
 				return err
 			}
 			o.applyWebhookFlags(cmd, &s)
+			o.Peering.Apply(&s)
 			o.Sharding.Apply(&s)
 			if err := s.Validate(); err != nil {
 				return clierr.Usagef(err, "")
