@@ -1,7 +1,10 @@
 // Command 06-activities shows module-level activities: a startup handler
 // that runs before the host watches anything, and a cleanup handler that
 // runs when the host stops. Each records itself in the ConfigMap
-// "activities" of the namespace given as the handlers' param.
+// "activities" of the namespace given as the handlers' param. Two probe
+// handlers answer on the liveness endpoint (-L): the module's version, and
+// when the startup handler ran, read from the ConfigMap (the probe fails
+// while the ConfigMap is missing).
 package main
 
 import (
@@ -19,6 +22,8 @@ func init() {
 	kopf.Permit("", "configmaps", "get", "create", "patch")
 	kopf.OnStartup(record("started"), kopf.ID("startup_fn"), kopf.Param(namespace))
 	kopf.OnCleanup(record("stopped"), kopf.ID("cleanup_fn"), kopf.Param(namespace))
+	kopf.OnProbe(func(*kopf.Context) (any, error) { return "0.1.0", nil }, kopf.ID("version"))
+	kopf.OnProbe(startedProbe, kopf.ID("started"), kopf.Param(namespace))
 	// An activity alone serves no resource; a handler makes the host watch one.
 	kopf.OnCreate("kopf.dev", "v1", "kopfexamples", createFn, kopf.ID("create_fn"))
 }
@@ -38,6 +43,17 @@ func record(key string) kopf.Handler {
 		}
 		return nil, err
 	}
+}
+
+// startedProbe answers when the startup handler ran, and fails when the
+// ConfigMap that says so is gone.
+func startedProbe(ctx *kopf.Context) (any, error) {
+	ns, _ := ctx.Param().(string)
+	cm, err := ctx.Client("", "v1", "configmaps").Namespace(ns).Get("activities")
+	if err != nil {
+		return nil, err
+	}
+	return cm.String("data.started"), nil
 }
 
 func createFn(ctx *kopf.Context) (any, error) {

@@ -3,16 +3,13 @@ package examplestest
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
-	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
 // number reads a number in obj at path (-1 when absent).
@@ -82,37 +79,6 @@ func TestDaemons(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// TestActivities: the startup handler ran before anything else, the
-// cleanup handler when the host stopped.
-func TestActivities(t *testing.T) {
-	const ns = "ex-activities"
-	createObject(t, gvr("", "v1", "namespaces"), "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
-	logs := &e2etest.LogBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- host.Run(ctx, host.Options{Modules: []string{wasmtest.Path(t, "06-activities")}, Kubeconfig: env.Kubeconfig,
-			Namespaces: []string{ns}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	}()
-	stamp := func(key string) func() error {
-		return hasStringSet(t, ns, key)
-	}
-	e2etest.Eventually(t, 30*time.Second, "startup", stamp("started"))
-	createObject(t, kopfexamples, ns, kex("served", nil, map[string]any{}))
-	e2etest.Eventually(t, 30*time.Second, "served", hasString(t, kopfexamples, ns, "served", "created", "status", "create_fn", "message"))
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := stamp("stopped")(); err != nil {
-		t.Errorf("cleanup: %v\n%s", err, logs.String())
-	}
-	if err := stamp("started")(); err != nil {
-		t.Errorf("the cleanup stamp took the startup stamp away: %v", err)
-	}
 }
 
 // hasStringSet checks that the activities ConfigMap has a non-empty key.
