@@ -21,7 +21,8 @@ type Options struct {
 	// Handlers returns the probe handlers of the current module set, in
 	// registration order. Required.
 	Handlers func() []*registry.Handler
-	// Memo returns the operator memo of a module (nil for none). Optional.
+	// Memo returns the memo a module's probes get. Optional: by default
+	// the executor gives them the module's operator memo.
 	Memo func(module string) json.RawMessage
 	// Cache is how long a round's answer is reused
 	// (settings.Execution.ProbeCache); zero calls the probes on every
