@@ -1,6 +1,7 @@
 package kopf
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
@@ -23,7 +24,8 @@ import (
 // sub-handlers are finished; finished ones are not called again.
 //
 // Sub-handlers share the parent's [Patch] and memo. They may register
-// sub-handlers of their own ("parent/child/grandchild").
+// sub-handlers of their own ("parent/child/grandchild"). Their log records
+// carry the field subhandler=<id> beside the host's handler=<parent id>.
 
 // subhandling is the state of one call's sub-handlers, shared by the
 // parent's context and those of its sub-handlers.
@@ -167,6 +169,9 @@ func (c *Context) runSub(s *subhandler) (finished bool) {
 	req.Handler, req.Retry, req.Started, req.Runtime, req.Param = s.id, st.Retry, st.Started, st.Runtime, o.Param
 	child := &Context{req: &req, handler: &handler{spec: s.spec, fn: s.fn}, host: c.host, module: c.module,
 		root: c.rootContext(), subtree: t}
+	// The host names the called handler in its log records; the field
+	// names the sub-handler.
+	child.logger = slog.New(&logHandler{host: c.host}).With("subhandler", s.id)
 	result, err := child.call()
 	result, err = child.finishSubhandlers(result, err)
 	child.release()

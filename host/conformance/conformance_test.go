@@ -41,6 +41,7 @@ func allScenarios() []scenario {
 		deletedWhileRunningScenarios(),
 		spawningScenarios(),
 		restartScenarios(),
+		subhandlerScenarios(),
 	} {
 		all = append(all, group...)
 	}

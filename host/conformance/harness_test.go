@@ -424,7 +424,11 @@ func (s *S) calls(name string) []call {
 		if e.msg != "call" || e.name() != name || e.attrs["module"] == "" {
 			continue
 		}
-		out = append(out, call{handler: e.attrs["handler"], reason: e.attrs["reason"], retry: e.attrs["retry"],
+		handler := e.attrs["handler"]
+		if sub := e.attrs["subhandler"]; sub != "" { // a sub-handler, called within its parent's call
+			handler = sub
+		}
+		out = append(out, call{handler: handler, reason: e.attrs["reason"], retry: e.attrs["retry"],
 			step: e.attrs["step"], finalized: e.attrs["finalized"] == "true", old: e.attrs["old"], new: e.attrs["new"]})
 	}
 	return out

@@ -38,6 +38,9 @@
 //	conf/timer             timer_fn, a timer with a 1h interval (it runs
 //	                       once at once, then sleeps until stopped)
 //	conf/daemon            daemon_fn, a daemon that sleeps until stopped
+//	conf/subhandlers       sub_fn, a create handler that registers a
+//	                       sub-handler per name in spec.subs (ids
+//	                       sub_fn/<name>, behaviour key sub_fn-<name>)
 //
 // and by labels: matched_create_fn and matched_update_fn run only on
 // objects labelled match=yes (the label-filter scenarios).
@@ -91,10 +94,28 @@ func init() {
 		kopf.Optional())
 	kopf.Timer(group, version, plural, timer, kopf.ID("timer_fn"), on("conf/timer"), kopf.Interval(time.Hour))
 	kopf.Daemon(group, version, plural, daemon, kopf.ID("daemon_fn"), on("conf/daemon"))
+	kopf.OnCreate(group, version, plural, subParent, kopf.ID("sub_fn"), on("conf/subhandlers"))
 }
+
+// subParent registers a sub-handler per name in spec.subs, each behaving
+// as spec.behave["sub_fn-<name>"] says, and behaves as sub_fn itself.
+func subParent(ctx *kopf.Context) (any, error) {
+	names, _ := ctx.Spec().Get("subs")
+	list, _ := names.([]any)
+	for _, n := range list {
+		ctx.Subhandler(fmt.Sprint(n), changing)
+	}
+	return changing(ctx)
+}
+
+// isSub tells a sub-handler's id from a field handler's.
+func isSub(id string) bool { return strings.HasPrefix(id, "sub_fn/") }
 
 // key is the handler's key in spec.behave: its id without a field suffix.
 func key(ctx *kopf.Context) string {
+	if isSub(ctx.Handler()) {
+		return strings.ReplaceAll(ctx.Handler(), "/", "-")
+	}
 	id, _, _ := strings.Cut(ctx.Handler(), "/")
 	return id
 }
@@ -105,7 +126,7 @@ func record(ctx *kopf.Context, reason string) {
 	step, _ := ctx.Spec().Get("step")
 	attrs := []any{"reason", reason, "retry", ctx.Retry(), "step", step,
 		"finalized", slices.Contains(list, any(finalizer))}
-	if strings.Contains(ctx.Handler(), "/") { // a field handler: old and new at its field
+	if strings.Contains(ctx.Handler(), "/") && !isSub(ctx.Handler()) { // a field handler: old and new at its field
 		attrs = append(attrs, "old", encode(ctx.Old()), "new", encode(ctx.New()))
 	}
 	ctx.Logger().Info("call", attrs...)
