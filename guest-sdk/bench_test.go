@@ -12,7 +12,8 @@ import (
 // BenchmarkHandle measures the SDK's share of one handler call natively:
 // decode the request, build the context, run a trivial handler, encode the
 // response. Handlers: noop returns nothing, result returns a message, spec
-// decodes the body's spec, log writes one log record to the host.
+// decodes the body's spec into a map, decodespec into a struct
+// (ctx.DecodeSpec), log writes one log record to the host.
 func BenchmarkHandle(b *testing.B) {
 	old := registered
 	defer func() { registered = old }()
@@ -21,8 +22,15 @@ func BenchmarkHandle(b *testing.B) {
 	OnCreate("", "v1", "pods", func(*Context) (any, error) { return map[string]any{"message": "hello world"}, nil }, ID("result"))
 	OnCreate("", "v1", "pods", func(c *Context) (any, error) { return len(c.Spec()), nil }, ID("spec"))
 	OnCreate("", "v1", "pods", func(c *Context) (any, error) { c.Logger().Info("hello", "name", c.Name()); return nil, nil }, ID("log"))
+	OnCreate("", "v1", "pods", func(c *Context) (any, error) {
+		var spec struct {
+			Field string `json:"field"`
+		}
+		err := c.DecodeSpec(&spec)
+		return len(spec.Field), err
+	}, ID("decodespec"))
 	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
-		for _, id := range []string{"noop", "result", "spec", "log"} {
+		for _, id := range []string{"noop", "result", "spec", "decodespec", "log"} {
 			b.Run(fmt.Sprintf("%s/%dKB", id, size>>10), func(b *testing.B) {
 				in := benchRequest(b, id, size)
 				host := &recorder{}

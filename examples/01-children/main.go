@@ -23,11 +23,11 @@ func init() {
 func createChildren(ctx *kopf.Context) (any, error) {
 	n := 2
 	if v, ok := ctx.Spec().Get("children"); ok {
-		f, isNum := v.(float64)
-		if !isNum || f < 0 || f > 10 {
-			return nil, kopf.PermanentError{Message: fmt.Sprintf("spec.children must be a number from 0 to 10, not %v", v)}
+		c, whole := kopf.IntOf(v)
+		if !whole || c < 0 || c > 10 {
+			return nil, kopf.PermanentError{Message: fmt.Sprintf("spec.children must be a whole number from 0 to 10, not %v", v)}
 		}
-		n = int(f)
+		n = int(c)
 	}
 	pods := ctx.Client("", "v1", "pods").Namespace(ctx.Namespace())
 	names := []string{}

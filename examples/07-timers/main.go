@@ -18,9 +18,7 @@ func init() {
 
 // heartbeat counts its runs in its result, status.heartbeat.
 func heartbeat(ctx *kopf.Context) (any, error) {
-	v, _ := ctx.Status().Get("heartbeat.beats")
-	n, _ := v.(float64)
-	return map[string]any{"beats": n + 1}, nil
+	return map[string]any{"beats": ctx.Status().Int("heartbeat.beats") + 1}, nil
 }
 
 // settled reports the spec it saw once the object stopped changing.

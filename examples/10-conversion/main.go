@@ -35,8 +35,8 @@ func convert(ctx *kopf.Context) (any, error) {
 	case "kopf.dev/v1alpha1":
 		out := map[string]any{}
 		if r, ok := spec.Get("replicas"); ok {
-			if n, ok := r.(float64); ok {
-				out["size"] = strconv.Itoa(int(n))
+			if n, ok := kopf.IntOf(r); ok {
+				out["size"] = strconv.FormatInt(n, 10)
 			}
 		}
 		return map[string]any{"spec": out}, nil

@@ -75,9 +75,7 @@ func sync(ctx *kopf.Context) (any, error) {
 }
 
 func heartbeat(ctx *kopf.Context) (any, error) {
-	v, _ := ctx.Status().Get("heartbeat.beats")
-	n, _ := v.(float64)
-	return map[string]any{"beats": n + 1}, nil
+	return map[string]any{"beats": ctx.Status().Int("heartbeat.beats") + 1}, nil
 }
 
 // main never runs: the host initialises the module through _initialize.
