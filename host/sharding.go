@@ -27,8 +27,10 @@ type shards struct {
 // shardTarget hands objects over in the operator (built after the shard).
 type shardTarget struct{ op *reactor.Operator }
 
-func (t *shardTarget) Release(ctx context.Context) error        { return t.op.Release(ctx) }
-func (t *shardTarget) Acquire(before func(uid string) bool) int { return t.op.Acquire(before) }
+func (t *shardTarget) Release(ctx context.Context) error { return t.op.Release(ctx) }
+func (t *shardTarget) Acquire(ctx context.Context, before func(uid string) bool) int {
+	return t.op.Acquire(ctx, before)
+}
 
 // newSharding returns the membership of this replica, or nil when
 // sharding is off. Sharding and leader election exclude each other.

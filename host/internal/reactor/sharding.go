@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 )
 
 // This file is the reactor's side of sharding (engines/sharding): the
@@ -108,12 +109,23 @@ func (o *Operator) Release(ctx context.Context) error {
 }
 
 // Acquire queues every cached object the Owner admits and before did not,
-// and returns how many cached objects the Owner admits.
-func (o *Operator) Acquire(before func(uid string) bool) int {
-	var keys []objectKey
+// and returns how many cached objects the Owner admits. The objects it
+// takes may have been written by their previous owner a moment ago, and
+// this replica's watch cache may not have that write yet: so for the
+// objects taken it reads the current resourceVersions from the API server
+// (one metadata list per watched resource and namespace) and makes each
+// object whose cached version is older wait for the watch, as after its
+// own patch (settings.Persistence.ConsistencyTimeout). Nothing is read
+// when nothing is taken.
+func (o *Operator) Acquire(ctx context.Context, before func(uid string) bool) int {
+	type scope struct {
+		resource, ns string
+	}
+	taken := map[scope][]*unstructured.Unstructured{}
+	resources := map[string]kube.Resource{}
 	owned := 0
 	o.mu.RLock()
-	for resource, s := range o.served {
+	for _, s := range o.served {
 		if s.watch == nil {
 			continue
 		}
@@ -125,14 +137,28 @@ func (o *Operator) Acquire(before func(uid string) bool) int {
 				}
 				owned++
 				if before == nil || !before(string(obj.GetUID())) {
-					keys = append(keys, objectKey{resource: resource, namespace: obj.GetNamespace(), name: obj.GetName()})
+					sc := scope{resource: s.res.String(), ns: ns}
+					taken[sc] = append(taken[sc], obj)
+					resources[sc.resource] = s.res
 				}
 			}
 		}
 	}
 	o.mu.RUnlock()
-	for _, key := range keys {
-		o.queue.Add(key)
+	now := time.Now()
+	for sc, objs := range taken {
+		versions, err := o.kube.Versions(ctx, resources[sc.resource], sc.ns)
+		if err != nil {
+			o.log.Warn(fmt.Sprintf("Sharding: cannot read the versions of the %d objects taken over (they are handled "+
+				"on the watch cache as it is): %v", len(objs), err))
+		}
+		for _, obj := range objs {
+			key := objectKey{resource: sc.resource, namespace: obj.GetNamespace(), name: obj.GetName()}
+			if rv, ok := versions[obj.GetNamespace()+"/"+obj.GetName()]; ok && !caughtUp(obj.GetResourceVersion(), rv, false) {
+				o.mem.with(key, func(m *memory) { m.pending, m.since, m.released = rv, now, false })
+			}
+			o.queue.Add(key)
+		}
 	}
 	return owned
 }

@@ -90,7 +90,7 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 	}
 	if s.settled == v.ID {
 		s.mu.Unlock()
-		owned := s.opts.Target.Acquire(s.owner())
+		owned := s.opts.Target.Acquire(ctx, s.owner())
 		s.mu.Lock()
 		s.owned = owned
 		s.mu.Unlock()
@@ -105,7 +105,7 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 	before := s.grant
 	s.grant, s.settled = grant{views: []View{v}}, v.ID
 	s.mu.Unlock()
-	owned := s.opts.Target.Acquire(func(uid string) bool { return before.owns(s.self, uid) })
+	owned := s.opts.Target.Acquire(ctx, func(uid string) bool { return before.owns(s.self, uid) })
 	s.mu.Lock()
 	s.owned = owned
 	s.mu.Unlock()

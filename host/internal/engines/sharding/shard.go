@@ -30,9 +30,10 @@ type Target interface {
 	// it returns once their cycles in flight have finished and their
 	// timers and daemons have stopped, or with ctx's error.
 	Release(ctx context.Context) error
-	// Acquire queues the cached objects Owns admits and before did not,
+	// Acquire queues the cached objects Owns admits and before did not
+	// (once the cache has caught up with their previous owner's writes),
 	// and returns how many cached objects Owns admits.
-	Acquire(before func(uid string) bool) int
+	Acquire(ctx context.Context, before func(uid string) bool) int
 }
 
 // Options configure a [Shard].

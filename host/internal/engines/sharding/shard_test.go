@@ -136,7 +136,7 @@ func (t target) Release(context.Context) error {
 	return nil
 }
 
-func (t target) Acquire(func(string) bool) int {
+func (t target) Acquire(context.Context, func(string) bool) int {
 	t.w.take(t.id)
 	t.w.mu.Lock()
 	defer t.w.mu.Unlock()
