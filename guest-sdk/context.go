@@ -331,12 +331,3 @@ func (c *Context) Admission() *Admission {
 
 // Activity is the kind of an activity handler (startup, cleanup, probe).
 func (c *Context) Activity() string { return string(c.req.Activity) }
-
-// Index returns the values of an index at the time of the call, by key.
-func (c *Context) Index(id string) map[string][]any {
-	var out map[string][]any
-	if raw, ok := c.req.Indices[id]; ok {
-		decodeInto(raw, &out)
-	}
-	return out
-}

@@ -135,13 +135,19 @@ func (h *Host) SetIndex(index string, key any, values ...any) {
 func (h *Host) lookup(req abi.IndexLookupRequest) abi.IndexLookupResponse {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	idx, ok := h.indices[req.Index]
+	idx, ok := h.index(req.Index)
 	if !ok {
 		return abi.IndexLookupResponse{Values: []json.RawMessage{}, Error: &abi.HostError{Code: 404, Reason: "NotFound",
 			Message: fmt.Sprintf("module %q has no index %q", h.manifest.Module.Name, req.Index), Origin: abi.OriginHost}}
 	}
+	if req.All {
+		return abi.IndexLookupResponse{Values: []json.RawMessage{}, Index: indexObject(idx)}
+	}
 	var key any
 	_ = json.Unmarshal(req.Key, &key)
+	if _, isString := key.(string); !isString && key != nil {
+		key = string(mustJSON(key)) // matched by its JSON text, as the host does
+	}
 	out := []json.RawMessage{}
 	for _, v := range idx[string(mustJSON(key))] {
 		out = append(out, mustJSON(v))
@@ -151,24 +157,44 @@ func (h *Host) lookup(req abi.IndexLookupRequest) abi.IndexLookupResponse {
 
 // indexJSON renders the indices as a request carries them: per index a JSON
 // object from key (a string key as is, others as their JSON) to values.
+// With LargeIndexes set, every index is carried as null, as the host
+// carries indexes larger than its execution.indexInline setting.
 func (h *Host) indexJSON() map[string]json.RawMessage {
-	if len(h.indices) == 0 {
+	ids := map[string]bool{}
+	for id := range h.indices {
+		ids[id] = true
+	}
+	for id := range h.contributed {
+		ids[id] = true
+	}
+	if len(ids) == 0 {
 		return nil
 	}
 	out := map[string]json.RawMessage{}
-	for id, idx := range h.indices {
-		obj := map[string][]any{}
-		for k, vs := range idx {
-			var key any
-			_ = json.Unmarshal([]byte(k), &key)
-			if s, ok := key.(string); ok {
-				k = s
-			}
-			obj[k] = vs
+	for id := range ids {
+		if h.LargeIndexes {
+			out[id] = json.RawMessage("null")
+			continue
 		}
-		out[id] = mustJSON(obj)
+		idx, _ := h.index(id)
+		out[id] = indexObject(idx)
 	}
 	return out
+}
+
+// indexObject renders an index as requests carry it: a JSON object from
+// key (a string key as is, others as their JSON) to values.
+func indexObject(idx map[string][]any) json.RawMessage {
+	obj := map[string][]any{}
+	for k, vs := range idx {
+		var key any
+		_ = json.Unmarshal([]byte(k), &key)
+		if s, ok := key.(string); ok {
+			k = s
+		}
+		obj[k] = vs
+	}
+	return mustJSON(obj)
 }
 
 // Calls returns every host call so far, in order.

@@ -45,6 +45,11 @@ type Host struct {
 	StopAfter int
 	// StopReason is the reason given when stopping ("exiting" by default).
 	StopReason string
+	// LargeIndexes carries every index in requests as null, as the host
+	// carries indexes larger than its execution.indexInline setting: the
+	// module then reads them through index look-ups (ctx.Index asks for
+	// the whole index).
+	LargeIndexes bool
 	// Force makes [Host.Run] call a handler that the host would not call
 	// for the object (see [Host.WhyNot]); by default that fails the test.
 	Force bool
@@ -53,8 +58,10 @@ type Host struct {
 	calls   []HostCall
 	store   store
 	indices map[string]map[string][]any
-	memos   map[string]json.RawMessage
-	sleeps  []float64
+	// contributed: index -> object -> key (JSON) -> value, from IndexObjects.
+	contributed map[string]map[string]map[string]any
+	memos       map[string]json.RawMessage
+	sleeps      []float64
 }
 
 // HostCall is one call of a host function: its name and the exact bytes.

@@ -25,6 +25,9 @@ func (h *Host) Request(id string, obj, old map[string]any) *abi.Request {
 	h.mu.Unlock()
 	if spec.Kind.IsActivity() {
 		req.Activity = spec.Kind
+		h.mu.Lock()
+		req.Memo = h.memos[memoKey("", "")] // the operator memo
+		h.mu.Unlock()
 		return req
 	}
 	if obj == nil {
@@ -38,6 +41,9 @@ func (h *Host) Request(id string, obj, old map[string]any) *abi.Request {
 	req.Resource = resourceRef(spec.Resource, obj)
 	h.mu.Lock()
 	req.Memo = h.memos[memoKey(req.Namespace, req.Name)]
+	if req.Memo == nil {
+		req.Memo = h.memos[memoKey("", "")] // the operator memo, until the object has its own
+	}
 	h.mu.Unlock()
 	h.fillCause(req, spec, obj, old)
 	return req
