@@ -22,12 +22,36 @@ type LogRecord struct {
 }
 
 // EventRequest is the request of [HostPostEvent]: an Event about the object
-// being handled. Type is "Normal" or "Warning".
+// being handled, or about About when set (Kopf's kopf.event(objs, ...)
+// about any object, also from activities). Type is "Normal", "Warning" or
+// "Error" (Kopf's kopf.exception).
 type EventRequest struct {
 	Type    string `json:"type"`
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
+	// About is an addition to ABI v1: older hosts ignore it and post the
+	// Event about the handled object (or refuse it in activities).
+	About *ObjectReference `json:"about,omitempty"`
 }
+
+// ObjectReference names an object, as Kubernetes' involvedObject and
+// Kopf's build_object_reference: apiVersion, kind and name are required;
+// namespace is empty for cluster-scoped objects.
+type ObjectReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+	UID        string `json:"uid,omitempty"`
+}
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+	// EventError is the type of Kopf's kopf.exception Events.
+	EventError = "Error"
+)
 
 // HostError is a failure reported by a host function. Code is an HTTP status
 // code (403 for a permission the module did not declare, 404 for a resource

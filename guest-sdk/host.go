@@ -30,15 +30,22 @@ func (c *Context) hostCall(fn string, request, reply any) error {
 
 // Event types for [Context.PostEvent].
 const (
-	EventNormal  = "Normal"
-	EventWarning = "Warning"
+	EventNormal  = abi.EventNormal
+	EventWarning = abi.EventWarning
+	// EventError is the type of [Context.Exception]'s Events.
+	EventError = abi.EventError
 )
 
 // PostEvent posts a Kubernetes Event about the object being handled, as
-// Kopf's kopf.event/info/warn.
+// Kopf's kopf.event/info/warn; [Context.PostEventAbout] posts about others.
 func (c *Context) PostEvent(eventType, reason, message string) error {
+	return c.postEvent(abi.EventRequest{Type: eventType, Reason: reason, Message: message})
+}
+
+func (c *Context) postEvent(ev abi.EventRequest) error {
+	reason := ev.Reason
 	var reply abi.HostReply
-	if err := c.hostCall(abi.HostPostEvent, abi.EventRequest{Type: eventType, Reason: reason, Message: message}, &reply); err != nil {
+	if err := c.hostCall(abi.HostPostEvent, ev, &reply); err != nil {
 		return fmt.Errorf("kopf: post event: %w", err)
 	}
 	if reply.Error != nil {

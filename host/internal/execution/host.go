@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
@@ -35,16 +36,25 @@ type guestHost struct {
 	posting settings.Posting
 }
 
-// PostEvent posts the guest's Event about the handled object, unless
+// PostEvent posts the guest's Event about the handled object, or about
+// the object the guest names (Kopf's kopf.event(objs, ...)), unless
 // posting is off.
 func (h *guestHost) PostEvent(ctx context.Context, ev abi.EventRequest) error {
+	about := h.about
+	if r := ev.About; r != nil {
+		if r.APIVersion == "" || r.Kind == "" || r.Name == "" {
+			return &abi.HostError{Code: http.StatusBadRequest, Reason: "BadRequest", Origin: abi.OriginHost,
+				Message: "the Event's object needs apiVersion, kind and name (build it with kopf.BuildObjectReference)"}
+		}
+		about = kube.ObjectRef{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID}
+	}
 	switch {
 	case !h.posting.Enabled:
 		return nil
-	case h.about.Name == "":
-		return errors.New("there is no object to post an Event about in an activity handler")
+	case about.Name == "":
+		return errors.New("there is no object to post an Event about in an activity handler; name one")
 	}
-	return h.cluster.PostEvent(ctx, h.about, ev)
+	return h.cluster.PostEvent(ctx, about, ev)
 }
 
 // Kube carries out the guest's Kubernetes request.
