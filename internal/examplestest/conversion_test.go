@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,67 @@ func TestConversion(t *testing.T) {
 	}
 	if got := read(widgetsV1alpha1, "big", "spec", "size"); got != "5" {
 		t.Errorf("v1 replicas 5 read as v1alpha1: size %v", got)
+	}
+	// The host read the versions the CRD serves when it set the conversion:
+	// both are the handler's (kopf.Versions), so no warning.
+	if l := logs.String(); !strings.Contains(l, `served="[v1alpha1 v1]"`) || strings.Contains(l, "does not declare") {
+		t.Errorf("want the CRD's served versions logged and no warning about undeclared versions:\n%s", l)
+	}
+	kubectlBothVersions(t, ns)
+}
+
+// kubectlBothVersions reads and writes one widget with kubectl in both
+// versions, naming the version-qualified resource as a user would.
+func kubectlBothVersions(t *testing.T, ns string) {
+	kubectl := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("kubectl", append([]string{"--kubeconfig", env.Kubeconfig, "-n", ns}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("kubectl %s: %v: %s%s", strings.Join(args, " "), err, out, stderr)
+		}
+		return string(out)
+	}
+	getAs := func(version string) *unstructured.Unstructured {
+		t.Helper()
+		var u unstructured.Unstructured
+		out := kubectl("", "get", "widgets."+version+".kopf.dev/by-kubectl", "-o", "json")
+		if err := u.UnmarshalJSON([]byte(out)); err != nil {
+			t.Fatalf("kubectl get as %s: %v: %s", version, err, out)
+		}
+		if u.GetAPIVersion() != "kopf.dev/"+version {
+			t.Errorf("kubectl get widgets.%s.kopf.dev: apiVersion %s", version, u.GetAPIVersion())
+		}
+		return &u
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Fatalf("kubectl is not on PATH: %v", err)
+	}
+	// Applied as v1alpha1, read as both.
+	kubectl("apiVersion: kopf.dev/v1alpha1\nkind: Widget\nmetadata: {name: by-kubectl}\nspec: {size: \"4\"}\n", "apply", "-f", "-")
+	if got, _, _ := unstructured.NestedFieldNoCopy(getAs("v1").Object, "spec", "replicas"); fmt.Sprint(got) != "4" {
+		t.Errorf("applied as v1alpha1 size 4, kubectl get as v1: replicas %v", got)
+	}
+	if got, _, _ := unstructured.NestedString(getAs("v1alpha1").Object, "spec", "size"); got != "4" {
+		t.Errorf("applied as v1alpha1 size 4, kubectl get as v1alpha1: size %q", got)
+	}
+	// Applied again as v1 (a change), read as v1alpha1.
+	kubectl("apiVersion: kopf.dev/v1\nkind: Widget\nmetadata: {name: by-kubectl}\nspec: {replicas: 6}\n", "apply", "-f", "-")
+	if got, _, _ := unstructured.NestedString(getAs("v1alpha1").Object, "spec", "size"); got != "6" {
+		t.Errorf("applied as v1 replicas 6, kubectl get as v1alpha1: size %q", got)
+	}
+	if got, _, _ := unstructured.NestedFieldNoCopy(getAs("v1").Object, "spec", "replicas"); fmt.Sprint(got) != "6" {
+		t.Errorf("applied as v1 replicas 6, kubectl get as v1: replicas %v", got)
+	}
+	// An unconvertible size applied by kubectl is refused with the message.
+	cmd := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "-n", ns, "apply", "-f", "-")
+	cmd.Stdin = strings.NewReader("apiVersion: kopf.dev/v1alpha1\nkind: Widget\nmetadata: {name: by-kubectl}\nspec: {size: lots}\n")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "is not a number") {
+		t.Errorf("kubectl apply of an unconvertible size: %v: %s", err, out)
 	}
 }

@@ -69,14 +69,18 @@ func findConverter(reg *registry.Registry, t target) *registry.Handler {
 	if reg == nil {
 		return nil
 	}
+	var byServicePath *registry.Handler
 	for _, ref := range reg.Resources() {
 		for _, h := range reg.Handlers(ref, abi.KindConvert) {
 			if h.Module == t.module && h.ID() == t.id {
 				return h
 			}
+			if byServicePath == nil && t.names(h.Module, h.ID()) {
+				byServicePath = h
+			}
 		}
 	}
-	return nil
+	return byServicePath
 }
 
 // convertOne converts one object.
@@ -183,15 +187,14 @@ func undeclaredVersions(h *registry.Handler, crd string, served []string) string
 // handler.
 func conversionFor(h *registry.Handler, ep Endpoint) (crd string, conversion json.RawMessage, err error) {
 	cc := map[string]any{"caBundle": ep.CABundle}
-	path := HandlerPath(h.Module, h.ID())
 	if ep.Service != nil {
-		svc := map[string]any{"namespace": ep.Service.Namespace, "name": ep.Service.Name, "path": path}
+		svc := map[string]any{"namespace": ep.Service.Namespace, "name": ep.Service.Name, "path": ServicePath(h.Module, h.ID())}
 		if ep.Service.Port != nil {
 			svc["port"] = *ep.Service.Port
 		}
 		cc["service"] = svc
 	} else {
-		cc["url"] = ep.URL + path
+		cc["url"] = ep.URL + HandlerPath(h.Module, h.ID())
 	}
 	conversion, err = json.Marshal(map[string]any{
 		"strategy": "Webhook",

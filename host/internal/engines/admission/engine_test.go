@@ -314,7 +314,7 @@ func TestSelfSignedNames(t *testing.T) {
 func TestServiceClientConfig(t *testing.T) {
 	s := defaults()
 	s.Listen, s.Managed, s.Service = "127.0.0.1:0", "auto.kopf-wasm.dev", "ops/kopf-wasm"
-	reg := buildRegistry(t, validate("check", abi.Options{}, abi.Filters{}))
+	reg := buildRegistry(t, validate("check_it", abi.Options{}, abi.Filters{}))
 	cluster := &fakeCluster{configs: map[string]json.RawMessage{}}
 	e := newEngine(t, func() *registry.Registry { return reg }, s, cluster)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -327,7 +327,7 @@ func TestServiceClientConfig(t *testing.T) {
 		t.Fatalf("%d webhooks", len(vs))
 	}
 	svc := vs[0].ClientConfig.Service
-	if vs[0].ClientConfig.URL != nil || svc == nil || svc.Namespace != "ops" || svc.Name != "kopf-wasm" || *svc.Port != 443 || *svc.Path != "/m/check" {
+	if vs[0].ClientConfig.URL != nil || svc == nil || svc.Namespace != "ops" || svc.Name != "kopf-wasm" || *svc.Port != 443 || *svc.Path != "/m/check-it" {
 		t.Fatalf("client config %+v", vs[0].ClientConfig)
 	}
 	pool := x509.NewCertPool()

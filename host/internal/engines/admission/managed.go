@@ -68,7 +68,7 @@ func WebhooksOf(reg *registry.Registry, managed string, ep Endpoint, keep func(*
 			cc := admissionregistrationv1.WebhookClientConfig{CABundle: ep.CABundle}
 			if ep.Service != nil {
 				svc := *ep.Service
-				path := HandlerPath(h.Module, h.ID())
+				path := ServicePath(h.Module, h.ID())
 				svc.Path = &path
 				cc.Service = &svc
 			} else {

@@ -92,14 +92,20 @@ func (s *Server) candidates(reg *registry.Registry, ref abi.ResourceRef, t targe
 		}
 		return out, nil
 	}
-	for _, h := range reg.Handlers(ref, abi.KindValidate, abi.KindMutate) {
+	hooks := reg.Handlers(ref, abi.KindValidate, abi.KindMutate)
+	for _, h := range hooks { // the exact path first
 		if h.Module == t.module && h.ID() == t.id {
+			return []*registry.Handler{h}, nil
+		}
+	}
+	for _, h := range hooks {
+		if t.names(h.Module, h.ID()) {
 			return []*registry.Handler{h}, nil
 		}
 	}
 	for _, other := range reg.Resources() {
 		for _, h := range reg.Handlers(other, abi.KindValidate, abi.KindMutate) {
-			if h.Module == t.module && h.ID() == t.id {
+			if t.names(h.Module, h.ID()) {
 				return nil, protocolErrorf(http.StatusNotFound, "%s serves %s, not %s", t, resourceString(other), resourceString(ref))
 			}
 		}

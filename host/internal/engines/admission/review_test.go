@@ -40,6 +40,36 @@ func TestHandlerPath(t *testing.T) {
 	}
 }
 
+// A Service's path has DNS-1123 segments (the API server refuses others):
+// the handler's Service path is lower case with "_" and other characters
+// as "-", and the server answers it as the handler's own path.
+func TestServicePath(t *testing.T) {
+	for _, tt := range []struct{ module, id, want string }{
+		{"m", "check", "/m/check"},
+		{"admission", "add_label", "/admission/add-label"},
+		{"Mod_1", "parent/Child_fn", "/mod-1/parent/child-fn"},
+		{"m", "fn/spec.field", "/m/fn/spec.field"},
+		{"m", "_private_", "/m/private"},
+		{"m", "odd name?#", "/m/odd-name"},
+		{"m", "___", "/m/x"},
+	} {
+		if got := admission.ServicePath(tt.module, tt.id); got != tt.want {
+			t.Errorf("ServicePath(%s, %q) = %q, want %q", tt.module, tt.id, got, tt.want)
+		}
+	}
+	f := newFixture(t, []abi.HandlerSpec{validate("check_field", abi.Options{}, abi.Filters{}), validate("other", abi.Options{}, abi.Filters{})}, defaults())
+	f.mod.respond["check_field"] = func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) { return allow("by check_field"), nil }
+	for _, path := range []string{"/m/check_field", "/m/check-field"} {
+		code, resp, body := f.post(t, path, reviewOf(admissionv1.Create, "", kex(nil, map[string]any{}), nil, false))
+		if code != 200 || !resp.Allowed || !slices.Equal(resp.Warnings, []string{"by check_field"}) {
+			t.Errorf("%s: %d %+v %s", path, code, resp, body)
+		}
+	}
+	if code, _, _ := f.post(t, "/m/check-fields", reviewOf(admissionv1.Create, "", kex(nil, map[string]any{}), nil, false)); code != http.StatusNotFound {
+		t.Errorf("an unknown path: %d, want 404", code)
+	}
+}
+
 // A validating handler allows or denies with its code and message; the
 // handler sees the request's operation, dry run, user, old object and
 // subresource.

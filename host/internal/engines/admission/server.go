@@ -69,6 +69,50 @@ func HandlerPath(module, id string) string {
 	return "/" + url.PathEscape(module) + "/" + strings.Join(parts, "/")
 }
 
+// ServicePath is the path of a handler for a webhook reached through a
+// Service: the API server requires each segment of a Service's path to be
+// a DNS-1123 subdomain, so the module and each part of the id are lower
+// case, with any character other than a letter, a digit, "-" or "."
+// replaced by "-" (Kopf's ids are function names: "check_field" becomes
+// "check-field"). The server answers it as [HandlerPath]; of two handlers
+// of a module whose ids make the same path, the first registered answers.
+func ServicePath(module, id string) string {
+	parts := strings.Split(id, "/")
+	for i, p := range parts {
+		parts[i] = dnsSegment(p)
+	}
+	return "/" + dnsSegment(module) + "/" + strings.Join(parts, "/")
+}
+
+// dnsSegment makes s a DNS-1123 subdomain: lower case letters, digits,
+// "-" and ".", starting and ending with a letter or a digit ("x" when
+// nothing is left).
+func dnsSegment(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	out := strings.Trim(string(b), "-.")
+	if out == "" {
+		return "x"
+	}
+	return out
+}
+
+// names reports whether t names the handler h of module, by its path or by
+// its Service path.
+func (t target) names(module, id string) bool {
+	if t.kind != "" {
+		return false
+	}
+	if module == t.module && id == t.id {
+		return true
+	}
+	return ServicePath(module, id) == "/"+t.module+"/"+t.id
+}
+
 // target is what a path names: one handler of a module, or every handler
 // of a kind.
 type target struct {
