@@ -58,7 +58,9 @@ func TestServicePath(t *testing.T) {
 		}
 	}
 	f := newFixture(t, []abi.HandlerSpec{validate("check_field", abi.Options{}, abi.Filters{}), validate("other", abi.Options{}, abi.Filters{})}, defaults())
-	f.mod.respond["check_field"] = func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) { return allow("by check_field"), nil }
+	f.mod.respond["check_field"] = func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) {
+		return allow("by check_field"), nil
+	}
 	for _, path := range []string{"/m/check_field", "/m/check-field"} {
 		code, resp, body := f.post(t, path, reviewOf(admissionv1.Create, "", kex(nil, map[string]any{}), nil, false))
 		if code != 200 || !resp.Allowed || !slices.Equal(resp.Warnings, []string{"by check_field"}) {
