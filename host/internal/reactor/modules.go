@@ -79,9 +79,15 @@ var unserved = map[abi.HandlerKind]string{}
 func (o *Operator) warnUnserved(manifests []abi.Manifest) {
 	for _, m := range manifests {
 		for _, h := range m.Handlers {
-			if why, ok := unserved[h.Kind]; ok && o.scan.first("unserved", m.Module.Name, h.ID, why) {
-				o.log.Warn(fmt.Sprintf("Handler '%s' of module %q: %s.", h.ID, m.Module.Name, why),
-					"module", m.Module.Name, "handler", h.ID, "kind", string(h.Kind))
+			var whys []string
+			if why, ok := unserved[h.Kind]; ok {
+				whys = append(whys, why)
+			}
+			for _, why := range append(whys, unservedOptions(h)...) {
+				if o.scan.first("unserved", m.Module.Name, h.ID, why) {
+					o.log.Warn(fmt.Sprintf("Handler '%s' of module %q: %s.", h.ID, m.Module.Name, why),
+						"module", m.Module.Name, "handler", h.ID, "kind", string(h.Kind))
+				}
 			}
 		}
 	}

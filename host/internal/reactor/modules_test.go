@@ -46,3 +46,23 @@ func TestWarnUnserved(t *testing.T) {
 		}
 	}
 }
+
+// Options the host does not serve are warned about too, naming the
+// handler and the option, once however many times the module set is
+// built again.
+func TestWarnUnservedOptions(t *testing.T) {
+	var buf bytes.Buffer
+	o := &Operator{log: slog.New(slog.NewTextHandler(&buf, nil))}
+	sel := &abi.ResourceSelector{Name: "kopfexamples"}
+	m := []abi.Manifest{{Module: abi.ModuleInfo{Name: "m"}, Handlers: []abi.HandlerSpec{
+		{ID: "watcher", Kind: abi.KindDaemon, Resource: sel, Options: abi.Options{CancellationPolling: 5}},
+		{ID: "plain", Kind: abi.KindDaemon, Resource: sel},
+	}}}
+	o.warnUnserved(m)
+	o.warnUnserved(m)
+	out := strings.TrimSpace(buf.String())
+	if strings.Count(out, "\n") != 0 || !strings.Contains(out, "level=WARN") ||
+		!strings.Contains(out, "Handler 'watcher'") || !strings.Contains(out, "cancellationPolling is not served") {
+		t.Errorf("want one warning about watcher's cancellationPolling, got:\n%s", out)
+	}
+}
