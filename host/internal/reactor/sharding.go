@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,7 +30,14 @@ type Owner interface {
 // that began before the filter narrowed has finished.
 type ownership struct {
 	mu sync.RWMutex
+	// lists counts the version listings of Acquire (requests).
+	lists atomic.Int64
 }
+
+// ShardingRequests is how many API requests the hand-over of objects made
+// in this operator (Acquire's version listings); the membership's own
+// Lease requests are counted by whoever gives the shard its Leases.
+func (o *Operator) ShardingRequests() int64 { return o.own.lists.Load() }
 
 // owns reports whether this replica handles obj (always without an Owner).
 func (o *Operator) owns(obj *unstructured.Unstructured) bool {
@@ -147,6 +155,7 @@ func (o *Operator) Acquire(ctx context.Context, before func(uid string) bool) in
 	o.mu.RUnlock()
 	now := time.Now()
 	for sc, objs := range taken {
+		o.own.lists.Add(1)
 		versions, err := o.kube.Versions(ctx, resources[sc.resource], sc.ns)
 		if err != nil {
 			o.log.Warn(fmt.Sprintf("Sharding: cannot read the versions of the %d objects taken over (they are handled "+

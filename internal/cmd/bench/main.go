@@ -33,6 +33,11 @@
 // spawning.go):
 //
 //	go run ./internal/cmd/bench spawning -timers 1000 -daemons 100
+//
+// The subcommand "sharding" runs the workload on 1, 2, 3 replicas sharing
+// the objects (sharding.go):
+//
+//	go run ./internal/cmd/bench sharding -n 1000 -replicas 1,2,3
 package main
 
 import (
@@ -50,6 +55,8 @@ func main() {
 		err = runOperator(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else if len(os.Args) > 1 && os.Args[1] == spawningCommand {
 		err = runSpawning(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else if len(os.Args) > 1 && os.Args[1] == shardingCommand {
+		err = runSharding(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else {
 		err = runBench(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	}

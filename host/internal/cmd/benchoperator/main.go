@@ -52,6 +52,8 @@ type options struct {
 	kubeconfig, namespace, wasm string
 	userAgent, cpuProfile       string
 	timerLog                    string
+	shards                      bool
+	identity                    string
 	logLevel                    slog.Level
 }
 
@@ -65,6 +67,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.userAgent, "user-agent", settings.Default().Kube.UserAgent, "the HTTP user agent of the Kubernetes client")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from SIGUSR1 on")
 	fs.StringVar(&o.timerLog, "timer-log", "", "write one line per timer run to this file: start (Unix ns), lateness (ns), duration (ns)")
+	fs.BoolVar(&o.shards, "shards", false, "share the objects with the other benchoperators run with -shards (Leases in -namespace)")
+	fs.StringVar(&o.identity, "identity", "", "this replica's identity with -shards (default: the host name and pid)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -135,14 +139,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer tl.close()
 		ropts.ObserveTimer = tl.observe
 	}
+	var shard *shardedRun
+	if o.shards {
+		shard = newShardedRun(kc, set, o, log)
+		ropts.Owner = shard.owner()
+	}
 	op, err := reactor.New(ctx, ropts)
 	if err != nil {
 		return err
 	}
+	shard.start(op)
 	done := make(chan error, 1)
 	go func() { done <- op.Run(ctx) }()
 	fmt.Fprintln(stdout, "ready")
 	err = <-done
+	shard.stop()
 	st := op.Stats().Kube
 	log.Info("client requests", "reads", st.Reads, "writes", st.Writes, "patches", st.Patches,
 		"updates", st.Updates, "creates", st.Creates, "deletes", st.Deletes)
