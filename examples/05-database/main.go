@@ -19,14 +19,14 @@ import (
 	kopf "github.com/kopf-wasm/kopf-wasm/guest-sdk"
 )
 
-const group, version, plural = "demo.kopf.dev", "v1", "databases"
+var databases = kopf.Resource{Group: "demo.kopf.dev", Version: "v1", Plural: "databases"}
 
 func init() {
 	kopf.Module("database", "0.1.0")
-	kopf.OnCreate(group, version, plural, create, kopf.ID("create"))
-	kopf.OnUpdate(group, version, plural, scale, kopf.ID("scale"))
-	kopf.OnField(group, version, plural, backup, kopf.ID("backup"), kopf.Field("spec.backupEnabled"))
-	kopf.Timer(group, version, plural, reconcile, kopf.ID("reconcile"), kopf.Interval(2*time.Second))
+	databases.OnCreate(create, kopf.ID("create"))
+	databases.OnUpdate(scale, kopf.ID("scale"))
+	databases.OnField(backup, kopf.ID("backup"), kopf.Field("spec.backupEnabled"))
+	databases.Timer(reconcile, kopf.ID("reconcile"), kopf.Interval(2*time.Second))
 	kopf.Permit("apps", "statefulsets", "get", "create", "patch")
 	kopf.Permit("", "services", "get", "create")
 	kopf.Permit("", "persistentvolumeclaims", "create")
@@ -102,14 +102,16 @@ func reconcile(ctx *kopf.Context) (any, error) {
 	case err != nil:
 		return nil, err
 	}
-	sts, err := ctx.Client("apps", "v1", "statefulsets").Namespace(ctx.Namespace()).Get(ctx.Name() + "-db")
-	if err != nil {
+	var sts struct {
+		Spec struct {
+			Replicas int64 `json:"replicas"`
+		} `json:"spec"`
+	}
+	if err := ctx.Client("apps", "v1", "statefulsets").Namespace(ctx.Namespace()).GetInto(ctx.Name()+"-db", &sts); err != nil {
 		return nil, fmt.Errorf("reading the statefulset: %w", err)
 	}
-	want, _ := ctx.Spec().Get("replicas")
-	got, _ := sts.Get("spec.replicas")
-	scaled := condition("Scaled", fmt.Sprint(got) == fmt.Sprint(want), "Replicas",
-		fmt.Sprintf("statefulset has %v replicas, spec asks %v", got, want))
+	got, want := sts.Spec.Replicas, ctx.Spec().Int("replicas")
+	scaled := condition("Scaled", got == want, "Replicas", fmt.Sprintf("statefulset has %d replicas, spec asks %d", got, want))
 	conditions := []any{condition("ServiceReady", true, svcReason, "service "+ctx.Name()), scaled}
 	if old, _ := ctx.Status().Get("conditions"); !reflect.DeepEqual(old, conditions) {
 		ctx.Patch().Set("status.conditions", conditions)
