@@ -88,7 +88,7 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 		return nil, nil, fmt.Errorf("rbac: empty name")
 	}
 	perms := map[[2]string]map[string]bool{}
-	webhooks, conversions := false, false
+	webhooks, conversions, many := false, false, false
 	grant := func(group, resource string, verbs ...string) {
 		k := [2]string{group, resource}
 		if perms[k] == nil {
@@ -111,6 +111,19 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 				conversions = true
 				continue
 			}
+			if h.Resource != nil && h.Resource.Many() {
+				// A category or everything: any resource of the group
+				// (of every group without one) may be served.
+				many = true
+				group := h.Resource.Group
+				if group == "" {
+					group = "*"
+				}
+				grant(group, "*", "get", "list", "watch", "patch")
+				notes = append(notes, fmt.Sprintf("module %s, handler %s selects %s: granted on every resource of %s; narrow it to the resources you expect",
+					m.Module.Name, h.ID, manyWhat(*h.Resource), groupWhat(h.Resource.Group)))
+				continue
+			}
 			if h.Resource == nil || h.Resource.Name == "" {
 				return nil, nil, fmt.Errorf("rbac: module %s: handler %s has no resource", m.Module.Name, h.ID)
 			}
@@ -131,6 +144,16 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 	grant("", "events", "create")
 	if scope.Namespace == "" {
 		grant("", "namespaces", "list", "watch")
+	}
+	if many {
+		// The resources of a category or of everything change with the
+		// CRDs, which the host watches.
+		if scope.Namespace == "" {
+			grant("apiextensions.k8s.io", "customresourcedefinitions", "list", "watch")
+		} else {
+			notes = append(notes, "the modules select categories or everything: a Role cannot grant the cluster-scoped CRDs "+
+				"the host watches to follow them (it then serves the resources found at its start); use a ClusterRole (no --namespace)")
+		}
 	}
 	if conversions {
 		if scope.Namespace == "" {
@@ -205,4 +228,19 @@ func objects(name string, scope Scope, rules []Rule) []Object {
 			RoleRef:  &RoleRef{APIGroup: APIGroup, Kind: roleKind, Name: name},
 			Subjects: []Subject{{Kind: "ServiceAccount", Name: name, Namespace: saNS}}},
 	}
+}
+
+// manyWhat says what a category or everything selector selects.
+func manyWhat(sel abi.ResourceSelector) string {
+	if sel.Category != "" {
+		return fmt.Sprintf("the category %q", sel.Category)
+	}
+	return "everything"
+}
+
+func groupWhat(group string) string {
+	if group == "" {
+		return "every API group"
+	}
+	return fmt.Sprintf("the API group %q", group)
 }

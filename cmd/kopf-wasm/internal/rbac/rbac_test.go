@@ -115,6 +115,20 @@ func TestGenerateRules(t *testing.T) {
 			hostOwn[0], hostOwn[1],
 			rule("apiextensions.k8s.io", []string{"customresourcedefinitions"}, "patch"),
 		}, 0},
+		{"a category and everything in a group: every resource, and the CRDs", "", []abi.Manifest{
+			manifest("c", []abi.HandlerSpec{
+				{ID: "all", Kind: abi.KindEvent, Resource: &abi.ResourceSelector{Category: "all"}},
+				{ID: "kopf", Kind: abi.KindCreate, Resource: &abi.ResourceSelector{Group: "kopf.dev", Everything: true}},
+			}),
+		}, []Rule{
+			hostOwn[0], hostOwn[1],
+			rule("*", []string{"*"}, "get", "list", "patch", "watch"),
+			rule("apiextensions.k8s.io", []string{"customresourcedefinitions"}, "list", "watch"),
+			rule("kopf.dev", []string{"*"}, "get", "list", "patch", "watch"),
+		}, 2},
+		{"a category in a namespace: a note on the CRDs", "team-a", []abi.Manifest{
+			manifest("c", []abi.HandlerSpec{{ID: "all", Kind: abi.KindEvent, Resource: &abi.ResourceSelector{Category: "all"}}}),
+		}, []Rule{hostOwn[0], rule("*", []string{"*"}, "get", "list", "patch", "watch")}, 2},
 		{"webhook handlers in a namespace: a note", "team-a", []abi.Manifest{
 			manifest("w", []abi.HandlerSpec{handler("v", abi.KindValidate, "example.com", "widgets")}),
 		}, []Rule{hostOwn[0]}, 1},
