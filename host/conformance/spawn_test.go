@@ -170,7 +170,7 @@ func restartScenarios() []scenario {
 			s.waitGone("x")
 			s.quiet()
 			s.wantCalls("x", "create_fn create 0", "delete_fn delete 0", "resume_deleted_fn delete 0")
-			s.wantWrites("x", w(2, 2))
+			s.wantWrites("x", w(2, 1))
 		},
 	}, {
 		name: "restart/delete-retry-continues",
@@ -190,7 +190,7 @@ func restartScenarios() []scenario {
 			s.quiet()
 			s.wantCalls("x", "create_fn create 0", "delete_fn delete 0", "delete_fn delete 1", "delete_fn delete 2")
 			s.wantProgressWrites("x", "delete_fn", "delete/1+delayed", "delete/2+delayed", "purged")
-			s.wantWrites("x", w(4, 2))
+			s.wantWrites("x", w(4, 1))
 		},
 	}, {
 		name: "restart/daemon-restarted",

@@ -83,6 +83,15 @@ type Persistence struct {
 	// object, for the watch to deliver the patched version before the
 	// object is processed again regardless. Kopf's.
 	ConsistencyTimeout time.Duration `json:"consistencyTimeout"`
+	// DeleteResultsOnRelease writes the results of delete handlers that
+	// finish in the cycle that releases the object (removes the finalizer)
+	// even when they are all that cycle would write to /status: one PATCH
+	// more per deletion, for an object about to disappear (only its last
+	// state, the watch's DELETED event, carries them). Kopf writes them.
+	// false: such results are dropped; results of delete handlers are
+	// stored whenever the object stays (another delete handler retrying,
+	// a daemon stopping) or the write costs no extra request, as Kopf's.
+	DeleteResultsOnRelease bool `json:"deleteResultsOnRelease"`
 }
 
 // Execution tunes handler calls and their retries.

@@ -63,3 +63,37 @@ func TestReleaseGoesLast(t *testing.T) {
 		t.Errorf("relocked = %s %v (%v)", relocked.Data, relocked.Relock, err)
 	}
 }
+
+// Results alone in the /status patch of a release are dropped on request;
+// with anything else there, or without the status subresource, they stay.
+func TestDropLoneResults(t *testing.T) {
+	tests := []struct {
+		name        string
+		subresource bool
+		other       bool
+		dropped     bool
+	}{
+		{"alone", true, false, true},
+		{"with another result", true, true, false},
+		{"no status subresource", false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := NewPatch(tt.subresource)
+			if err := p.AddResult("delete_fn", json.RawMessage(`{"m":1}`)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.other {
+				if err := p.AddResult("event_fn", json.RawMessage(`1`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := p.DropLoneResults([]string{"delete_fn"}); got != tt.dropped {
+				t.Fatalf("dropped = %v, want %v", got, tt.dropped)
+			}
+			if p.Empty() != tt.dropped {
+				t.Errorf("empty = %v after the drop", p.Empty())
+			}
+		})
+	}
+}

@@ -169,6 +169,9 @@ type cyc struct {
 	running     int  // timers and daemons still running on a deleted object
 	finished    int  // handlers that finished (succeeded or failed for good) in this cycle
 	released    bool // the patch removes our finalizer from an object marked for deletion
+	// deleteResults are the ids whose results this deletion cycle folded
+	// into the patch (see dropLoneDeleteResults).
+	deleteResults []string
 }
 
 func (c *cyc) spawnKey() spawning.Key {
@@ -298,5 +301,6 @@ func (c *cyc) release(state *persistence.State, owned []string) error {
 	state.Purge(c.patch, owned)
 	c.storage.RemoveFinalizer(c.patch, c.cause.Body)
 	c.released = true
+	c.dropLoneDeleteResults()
 	return nil
 }

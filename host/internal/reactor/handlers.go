@@ -45,11 +45,28 @@ func (c *cyc) runHandlers(state *persistence.State, due []*registry.Handler, now
 		}
 		// Results of delete handlers are stored too, as Kopf does: they
 		// are seen while the finalizer holds the object (a deletion whose
-		// other handlers retry) and in the last state of the object; the
-		// patch sends them before it releases the object.
+		// other handlers retry); the patch sends them before it releases
+		// the object, unless they alone would cost that request
+		// (dropLoneDeleteResults).
 		c.o.exec.Fold(c.patch, c.subj, h, r, true)
+		if c.cause.Reason == abi.ReasonDelete {
+			c.deleteResults = append(c.deleteResults, h.ID())
+			for _, child := range r.Children {
+				c.deleteResults = append(c.deleteResults, child.Handler.ID())
+			}
+		}
 	}
 	return nil
+}
+
+// dropLoneDeleteResults drops the delete handlers' results from the patch
+// of the cycle that releases the object when they are all it would write
+// to /status (settings.Persistence.DeleteResultsOnRelease): a request for
+// an object about to disappear.
+func (c *cyc) dropLoneDeleteResults() {
+	if len(c.deleteResults) > 0 && !c.o.opts.Settings.Persistence.DeleteResultsOnRelease {
+		c.patch.DropLoneResults(c.deleteResults)
+	}
 }
 
 // processing names a cause's processing as Kopf's log lines do.
