@@ -146,7 +146,14 @@ func resourceName(sel *abi.ResourceSelector) string {
 	if sel == nil {
 		return "-"
 	}
-	parts := []string{sel.Name}
+	name := sel.Name
+	switch {
+	case sel.Everything:
+		name = "(everything)"
+	case sel.Category != "":
+		name = "(category " + sel.Category + ")"
+	}
+	parts := []string{name}
 	for _, p := range []string{sel.Version, sel.Group} {
 		if p != "" {
 			parts = append(parts, p)
