@@ -60,6 +60,10 @@ func startCoordination(kc *kube.Client, g *gate.Gate, namespaces kube.Namespaces
 	}
 	switch {
 	case s.Peering.Standalone:
+	case s.Sharding.Enabled && !s.Peering.Mandatory:
+		// The replicas share the objects; as peers of one priority they
+		// would all pause.
+		opts.Logger.Info("Sharding is on: Kopf's auto peering is off (pass -P NAME to peer with other operators too).")
 	case s.LeaderElection.Enabled && !s.Peering.Mandatory:
 		// Replicas of one Deployment would be peers of the same priority
 		// and all pause: leader election replaces auto peering.
