@@ -60,6 +60,11 @@ var requestSeeds = []string{
 	`{"resource":null,"diff":null,"retry":null,"handler":null,"started":null,"runtime":null}`,
 	`{"handler":"h\u00e9\"","name":"café","retry":-0,"runtime":1e-3}`,
 	`{"indices":{"i":{"k":[1]}},"admission":{"uid":"u","operation":"CREATE"},"activity":"startup","future":{"x":[]}}`,
+	`{"admission":{"uid":"u","operation":"UPDATE","subresource":"status","dryRun":true,"userInfo":{"username":"a","groups":["g"]},"headers":{"Content-Type":["application/json"],"X":["1","2"]}}}`,
+	`{"admission":{"UID":"u\u00e9","DryRun":false,"USERINFO":null,"Headers":{"A":null,"B":[],"A":["again"]},"uid":"last","future":1}}`,
+	`{"admission":{"uid":null,"operation":null,"dryRun":null,"headers":null},"admission":{"subresource":"merged"}}`,
+	`{"admission":null}`,
+	`{"admission":{"headers":{"K":["a\"b","\u2028"]},"userInfo":{"extra":{"x":["y"]}}}}`,
 }
 
 func TestDecodeRequestLikeStdlib(t *testing.T) {

@@ -10,11 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,31 +28,29 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/guestwasm"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
 // BenchmarkAdmission measures AdmissionReviews over HTTPS on loopback
 // with 16 concurrent clients (keep-alive connections), for a trivial
 // validating handler and a mutating one that adds a label
-// (examples/testguests/admissionbench), on a 2 KB object: reviews/s and the p50 and p99 latency seen by the clients.
+// (examples/testguests/admissionbench), on a 2 KB object: reviews/s and
+// the p50 and p99 latency seen by the clients.
 //
 //	go test -run '^$' -bench Admission -benchtime 20000x ./host/internal/engines/admission/
 //
-// BENCH_POOL and BENCH_GOGC override wasm.poolSize and wasm.guestGOGC.
+// The "floor" sub-benchmark is the same clients against an HTTPS server on
+// the same settings whose handler reads the review and writes a fixed
+// answer: no decoding, no handler. Its p99 is what TLS, HTTP and the
+// clients' own work cost on this machine's cores, the least the host could
+// reach. BENCH_GUEST=rust loads the Rust build of the module
+// (examples/rust/admissionbench, `make guests`); BENCH_POOL and BENCH_GOGC
+// override wasm.poolSize and wasm.guestGOGC; BENCH_CLIENTS the 16 clients;
+// BENCH_WASM loads another build of the module (a file).
 //
-// On the 2-core development VM (2026-11-24; clients and server in one
-// process, other sessions building on the same VM, so runs vary): allow
-// 2,200-2,270 reviews/s, p50 5.5-5.9 ms, p99 26-29 ms; label 1,560-2,390
-// reviews/s, p99 28-39 ms (three runs). With wasm.poolSize 1 one run gave
-// 3,090/s at p99 10.1 ms and another 1,950/s at p99 35 ms. Of the CPU
-// (profiled with the 09-admission validator, which reads the spec), about
-// half runs in the Go guest (decoding the request, which carries the
-// 2 KB body as body, new and the creation's diff), an eighth builds and
-// encodes the request and decodes the review on the host, the rest is
-// TLS, HTTP and the clients' own JSON. With 16 reviews in flight, latency
-// is mostly queueing: 16 / 2,250 per second is 7 ms on average.
+// Figures: BENCHMARKS.md, "Admission webhooks".
 func BenchmarkAdmission(b *testing.B) {
-	ctx := context.Background()
 	s := settings.Default()
 	if v := os.Getenv("BENCH_GOGC"); v != "" {
 		fmt.Sscan(v, &s.Wasm.GuestGOGC)
@@ -58,57 +58,33 @@ func BenchmarkAdmission(b *testing.B) {
 	if v := os.Getenv("BENCH_POOL"); v != "" {
 		fmt.Sscan(v, &s.Wasm.PoolSize)
 	}
-	wasm, err := os.ReadFile(wasmtest.Path(b, "testguests/admissionbench"))
-	if err != nil {
-		b.Fatal(err)
+	clients := 16
+	if v := os.Getenv("BENCH_CLIENTS"); v != "" {
+		fmt.Sscan(v, &clients)
 	}
-	opts := wasmrt.OptionsFor(s.Wasm)
-	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	rt, err := wasmrt.New(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	mod, err := rt.Load(ctx, "admissionbench", wasm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg, err := registry.New([]abi.Manifest{mod.Manifest()}, func(abi.ResourceSelector) (abi.ResourceRef, error) { return ref, nil })
-	if err != nil {
-		b.Fatal(err)
-	}
-	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	exec := execution.New(execution.Options{
-		Modules: func(string) execution.Module { return mod }, Settings: s, Logger: discard,
-	})
-	s.Admission.Listen, s.Admission.Host = "127.0.0.1:0", "127.0.0.1"
-	e := admission.New(admission.Options{Exec: exec, Registry: func() *registry.Registry { return reg }, Settings: s.Admission, Logger: discard}, nil)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := e.Update(runCtx); err != nil {
-		b.Fatal(err)
-	}
+	e := benchEngine(b, s)
+	floorURL, floorCA := floorServer(b, s.Admission)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(e.Bundle())
+	pool.AppendCertsFromPEM(floorCA)
 	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 16, MaxConnsPerHost: 16,
+		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients,
 	}}
-	// A 2 KB object, as a typical custom resource.
-	spec := map[string]any{"field": "value", "items": strings.Split(strings.Repeat("item-0123456789,", 100), ",")}
-	obj := kex(map[string]any{"app": "bench", "bench-mutate": "yes"}, spec)
-	body := reviewOf(admissionv1.Create, "", obj, nil, false)
-	b.Logf("AdmissionReview of %d bytes, object of about %d bytes", len(body), len(body)-450)
+	body := benchReview()
+	b.Logf("AdmissionReview of %d bytes, object of about %d bytes; %d clients", len(body), len(body)-450, clients)
 
-	for _, handler := range []string{"allow", "label"} {
+	for _, handler := range []string{"floor", "allow", "label"} {
 		b.Run(handler, func(b *testing.B) {
 			url := e.URL() + admission.HandlerPath("admissionbench", handler)
-			const clients = 16
+			if handler == "floor" {
+				url = floorURL
+			}
 			lat := make([]time.Duration, b.N)
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			var failed atomic.Int64
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu0 := time.Now(), processCPU()
 			for range clients {
 				wg.Add(1)
 				go func() {
@@ -135,7 +111,7 @@ func BenchmarkAdmission(b *testing.B) {
 				}()
 			}
 			wg.Wait()
-			elapsed := time.Since(start)
+			elapsed, cpu := time.Since(start), processCPU()-cpu0
 			b.StopTimer()
 			if n := failed.Load(); n > 0 {
 				b.Fatalf("%d of %d reviews failed", n, b.N)
@@ -144,6 +120,122 @@ func BenchmarkAdmission(b *testing.B) {
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "reviews/s")
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			// The CPU of the whole process (clients, TLS on both ends, the
+			// server and the guest) per review: the machine's cores divided
+			// by it bound the reviews/s.
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/review")
 		})
 	}
+}
+
+// benchReview is the benchmarks' AdmissionReview: the creation of a 2 KB
+// object, as a typical custom resource.
+func benchReview() []byte {
+	spec := map[string]any{"field": "value", "items": strings.Split(strings.Repeat("item-0123456789,", 100), ",")}
+	obj := kex(map[string]any{"app": "bench", "bench-mutate": "yes"}, spec)
+	return reviewOf(admissionv1.Create, "", obj, nil, false)
+}
+
+// benchEngine serves the admission benchmark's module (Go, or Rust with
+// BENCH_GUEST=rust) with settings s until the benchmark ends.
+func benchEngine(b *testing.B, s settings.Settings) *admission.Engine {
+	ctx := context.Background()
+	path := wasmtest.Path(b, "testguests/admissionbench")
+	if os.Getenv("BENCH_GUEST") == "rust" {
+		path = guestwasm.Path(b, guestwasm.Rust, "admissionbench")
+	}
+	if p := os.Getenv("BENCH_WASM"); p != "" { // another build, to compare
+		path = p
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := wasmrt.OptionsFor(s.Wasm)
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt, err := wasmrt.New(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(ctx) })
+	mod, err := rt.Load(ctx, "admissionbench", wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg, err := registry.New([]abi.Manifest{mod.Manifest()}, func(abi.ResourceSelector) (abi.ResourceRef, error) { return ref, nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+	exec := execution.New(execution.Options{
+		Modules: func(string) execution.Module { return mod }, Settings: s, Logger: discard,
+	})
+	s.Admission.Listen, s.Admission.Host = "127.0.0.1:0", "127.0.0.1"
+	e := admission.New(admission.Options{Exec: exec, Registry: func() *registry.Registry { return reg }, Settings: s.Admission, Logger: discard}, nil)
+	runCtx, cancel := context.WithCancel(ctx)
+	b.Cleanup(cancel)
+	if err := e.Update(runCtx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("module %s", path)
+	return e
+}
+
+// BenchmarkReviewServe is one review answered by the server's handler in
+// the process, without TLS or a network: the host's and the guest's CPU
+// per review, single-threaded (BENCH_GUEST=rust for the Rust module).
+//
+//	go test -run '^$' -bench ReviewServe -count 5 ./host/internal/engines/admission/
+func BenchmarkReviewServe(b *testing.B) {
+	s := settings.Default()
+	e := benchEngine(b, s)
+	body := benchReview()
+	for _, handler := range []string{"allow", "label"} {
+		b.Run(handler, func(b *testing.B) {
+			path := admission.HandlerPath("admissionbench", handler)
+			b.ReportAllocs()
+			cpu0, n := processCPU(), 0
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				e.Server().ServeHTTP(w, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)))
+				if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"allowed":true`)) {
+					b.Fatalf("%d: %s", w.Code, w.Body.String())
+				}
+				n++
+			}
+			// CPU, not wall time: the machine is shared.
+			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(n), "cpu-us/review")
+		})
+	}
+}
+
+// floorServer serves, over HTTPS with the admission server's TLS and
+// timeouts, a fixed allowed AdmissionReview after reading the request's
+// body; it returns its URL and CA.
+func floorServer(b *testing.B, s settings.Admission) (string, []byte) {
+	certs, err := admission.SelfSigned([]string{"127.0.0.1"}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer := []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"rev-1","allowed":true}}`)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	}))
+	cert, _ := certs.GetCertificate(nil)
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*cert}}
+	srv.Config.ReadHeaderTimeout, srv.Config.ReadTimeout, srv.Config.IdleTimeout = s.ReadHeaderTimeout, s.ReadTimeout, s.IdleTimeout
+	srv.StartTLS()
+	b.Cleanup(srv.Close)
+	return srv.URL + "/floor", certs.Bundle()
+}
+
+// processCPU is the CPU time (user and system) the process used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
