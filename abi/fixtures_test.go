@@ -99,6 +99,29 @@ var golden = []struct {
 	{"kube-response-forbidden.json", &KubeResponse{
 		Error: &HostError{Code: 403, Reason: "Forbidden", Message: `module "kopfexample" did not declare permission to delete pods; add it to the module's permissions`, Origin: OriginHost},
 	}},
+	{"request-subhandlers.json", &Request{
+		Handler: "create_items", Kind: KindCreate, Reason: ReasonCreate,
+		Resource: &ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true},
+		Body:     json.RawMessage(`{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"fleet","namespace":"default"},"spec":{"items":["a","b"]}}`),
+		Name:     "fleet", Namespace: "default",
+		New:   json.RawMessage(`{"spec":{"items":["a","b"]}}`),
+		Diff:  []DiffItem{{Op: DiffAdd, Field: []string{}, New: json.RawMessage(`{"spec":{"items":["a","b"]}}`)}},
+		Retry: 1, Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Runtime: 4.5,
+		Subhandlers: []SubhandlerState{
+			{ID: "create_items/add-a", Retry: 1, Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Runtime: 4.5, Finished: true},
+			{ID: "create_items/add-b", Retry: 1, Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Runtime: 4.5, Sleeping: true},
+		},
+	}},
+	{"response-children.json", &Response{
+		Outcome: Outcome{Status: OutcomeChildren},
+		Subhandlers: []SubhandlerOutcome{
+			{ID: "create_items/add-a", Parent: "create_items", Options: Options{Retries: 5}},
+			{ID: "create_items/add-b", Parent: "create_items", Options: Options{Retries: 5},
+				Outcome: &Outcome{Status: OutcomeTemporary, Message: "b is not ready yet", Delay: ptr(4.0)}},
+			{ID: "create_items/add-c", Parent: "create_items", Options: Options{Retries: 5},
+				Outcome: &Outcome{Status: OutcomeSuccess}, Result: json.RawMessage(`{"configMap":"fleet-c"}`)},
+		},
+	}},
 	{"log.json", &LogRecord{Level: LogInfo, Message: "child created", Fields: map[string]any{"child": "kopf-example-1-child"}}},
 }
 
