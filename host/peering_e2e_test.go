@@ -34,7 +34,7 @@ func TestPeeringPriorities(t *testing.T) {
 	e.has("second", "create_fn", "v2")
 	// Every object is seen again, and the one the other host handled is
 	// not handled twice.
-	waitFor(t, "the resumed host caught up", func() bool { return strings.Contains(low.logs.String(), "objects queued") })
+	e.wait("the resumed host caught up", func() bool { return strings.Contains(low.logs.String(), "objects queued") })
 	if runs := e.annotation("first", "create-runs"); runs != "1" {
 		t.Fatalf("first: create handler ran %s times", runs)
 	}
@@ -64,7 +64,7 @@ func TestFreezeAndResume(t *testing.T) {
 	e := newPeerEnv(t)
 	addr := freeAddr(t)
 	h := e.start("worker", "testguests/reloadv1", 0, 10*time.Second, nil, "http://"+addr+"/healthz")
-	if status, _ := getLiveness(t, "http://"+addr+"/healthz"); status != "kopf-wasm: handling" {
+	if status, _ := getLiveness(e, "http://"+addr+"/healthz"); status != "kopf-wasm: handling" {
 		t.Fatalf("Kopf-Wasm-Status %q before the freeze", status)
 	}
 	peer := host.PeerOptions{Kubeconfig: e.env.Kubeconfig, Peering: "default", Namespaces: []string{"default"},
@@ -74,7 +74,7 @@ func TestFreezeAndResume(t *testing.T) {
 	}
 	h.logged(t, `Pausing operations in favour of [<Peer admin@laptop: priority=100, lifetime=3600`)
 	h.logged(t, `cluster upgrade`)
-	status, body := getLiveness(t, "http://"+addr+"/healthz")
+	status, body := getLiveness(e, "http://"+addr+"/healthz")
 	want := `kopf-wasm: paused: peering "default" in "default": paused in favour of admin@laptop (priority 100, cluster upgrade)`
 	if status != want || !strings.Contains(body, `"kopf-wasm":`) {
 		t.Fatalf("liveness while frozen: Kopf-Wasm-Status %q, body %s; want %q", status, body, want)
@@ -93,9 +93,9 @@ func TestFreezeAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	frozenAt := time.Now()
-	waitFor(t, "paused again", func() bool { return strings.Count(h.logs.String(), "Pausing operations in favour of") == 2 })
+	e.wait("paused again", func() bool { return strings.Count(h.logs.String(), "Pausing operations in favour of") == 2 })
 	e.create("expiring")
-	waitFor(t, "resumed after the lifetime", func() bool {
+	e.wait("resumed after the lifetime", func() bool {
 		return strings.Count(h.logs.String(), "Resuming operations after the pause.") == 2
 	})
 	if took := time.Since(frozenAt); took < 3*time.Second {
@@ -114,7 +114,7 @@ func TestSIGKILLedPeerBlocksUntilItsLifetime(t *testing.T) {
 	e := newPeerEnv(t)
 	const lifetime = 6 * time.Second
 	p := e.startProcess("killed", "testguests/reloadv1", envProcPriority+"=100", envProcLifetime+"=6")
-	waitFor(t, "the process keeps alive", func() bool { return e.peers()["killed"] != nil })
+	e.wait("the process keeps alive", func() bool { return e.peers()["killed"] != nil })
 	low := e.start("survivor", "testguests/reloadv2", 0, 10*time.Second, nil, "")
 	low.logged(t, "Pausing operations in favour of [<Peer killed: priority=100")
 	p.kill()
@@ -129,10 +129,11 @@ func TestSIGKILLedPeerBlocksUntilItsLifetime(t *testing.T) {
 	e.has("after-kill", "create_fn", "v2")
 }
 
-func getLiveness(t *testing.T, url string) (status, body string) {
+func getLiveness(e *peerEnv, url string) (status, body string) {
+	t := e.t
 	t.Helper()
 	var resp *http.Response
-	waitFor(t, "liveness answers", func() bool {
+	e.wait("liveness answers", func() bool {
 		var err error
 		resp, err = http.Get(url)
 		return err == nil && resp.StatusCode == http.StatusOK

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -36,6 +35,7 @@ const (
 	envProcPriority   = "HOST_TEST_PRIORITY"
 	envProcLifetime   = "HOST_TEST_LIFETIME"
 	envProcLeader     = "HOST_TEST_LEADER_ELECT"
+	envProcCache      = "HOST_TEST_WASM_CACHE"
 )
 
 func TestMain(m *testing.M) {
@@ -60,20 +60,24 @@ func runHostProcess(kubeconfig string) error {
 	}
 	s.LeaderElection.Enabled = os.Getenv(envProcLeader) != ""
 	s.LeaderElection.Namespace = "default"
+	s.Wasm.CacheDir = os.Getenv(envProcCache)
 	return host.Run(ctx, host.Options{
 		Modules: []string{os.Getenv(envProcModule)}, Kubeconfig: kubeconfig, Namespaces: []string{"default"},
-		Settings: &s, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Settings: &s, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 }
 
 // peerEnv is a control plane with the kopfexamples CRD, Kopf's peering CRDs
 // and the KopfPeering "default" in "default".
 type peerEnv struct {
-	*reloadEnv
+	t        testing.TB
+	cache    string // the compile cache the host processes share
+	env      *testenv.Env
+	ex       dynamic.ResourceInterface
 	peerings dynamic.ResourceInterface
 }
 
-func newPeerEnv(t *testing.T) *peerEnv {
+func newPeerEnv(t testing.TB) *peerEnv {
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -85,9 +89,8 @@ func newPeerEnv(t *testing.T) *peerEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &peerEnv{
-		reloadEnv: &reloadEnv{t: t, env: env,
-			ex: dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}).Namespace("default")},
+	e := &peerEnv{t: t, env: env, cache: t.TempDir(),
+		ex:       dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}).Namespace("default"),
 		peerings: dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfpeerings"}).Namespace("default"),
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfPeering",
@@ -96,6 +99,53 @@ func newPeerEnv(t *testing.T) *peerEnv {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// create creates a KopfExample in "default".
+func (e *peerEnv) create(name string) {
+	e.t.Helper()
+	if err := e.tryCreate(name); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// tryCreate is create for goroutines other than the test's.
+func (e *peerEnv) tryCreate(name string) error {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{}}}
+	_, err := e.ex.Create(context.Background(), obj, metav1.CreateOptions{})
+	return err
+}
+
+// version is status.<id>.version of the object ("" if none).
+func (e *peerEnv) version(name, id string) string {
+	obj, err := e.ex.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "status", id, "version")
+	return v
+}
+
+// annotation is an annotation of the object ("" if none).
+func (e *peerEnv) annotation(name, key string) string {
+	obj, err := e.ex.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return obj.GetAnnotations()[key]
+}
+
+// has waits until status.<id>.version of the object is want.
+func (e *peerEnv) has(name, id, want string) {
+	e.t.Helper()
+	e.wait(fmt.Sprintf("%s handled by %s (%s)", name, want, id), func() bool { return e.version(name, id) == want })
+}
+
+// wait polls cond for 30 s.
+func (e *peerEnv) wait(what string, cond func() bool) {
+	e.t.Helper()
+	e2eWait(e.t, 30*time.Second, what, cond)
 }
 
 // peers are the identities recorded in the KopfPeering "default".
@@ -133,7 +183,7 @@ func (e *peerEnv) start(id, module string, priority int, lifetime time.Duration,
 	e.t.Cleanup(h.stop)
 	// The identity is taken at start; wait for its record before the next
 	// host changes POD_ID.
-	waitFor(e.t, id+" keeps alive in the peering", func() bool { return e.peers()[id] != nil })
+	e.wait(id+" keeps alive in the peering", func() bool { return e.peers()[id] != nil })
 	return h
 }
 
@@ -148,9 +198,9 @@ func (h *peerHost) stop() {
 }
 
 // logged waits until the host's log has text.
-func (h *peerHost) logged(t *testing.T, text string) {
+func (h *peerHost) logged(t testing.TB, text string) {
 	t.Helper()
-	waitFor(t, "log "+strconv.Quote(text), func() bool { return strings.Contains(h.logs.String(), text) })
+	e2eWait(t, 30*time.Second, "log "+strconv.Quote(text), func() bool { return strings.Contains(h.logs.String(), text) })
 }
 
 // untouched checks that nobody handles the object for a while.
@@ -181,6 +231,7 @@ func (e *peerEnv) startProcess(id, module string, env ...string) *hostProcess {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envProcKubeconfig+"="+e.env.Kubeconfig, envProcModule+"="+wasmtest.Path(e.t, module), "POD_ID="+id)
+	cmd.Env = append(cmd.Env, envProcCache+"="+e.cache)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
@@ -208,10 +259,8 @@ func (p *hostProcess) logs() string {
 	return string(b)
 }
 
-var errNotYet = errors.New("not yet")
-
 // freeAddr is a free local address.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,10 @@ const BlockerCRD = "peering-crd"
 // an object before it knows whether a peer of a higher priority runs.
 const BlockerStart = "peering-start"
 
+// syncTimeout bounds the first listing of the peering objects: past it an
+// auto peering gives up (the host runs alone) rather than stay paused.
+const syncTimeout = 30 * time.Second
+
 // crdRetry is how often a mandatory peering looks for its CRD again.
 const crdRetry = 5 * time.Second
 
@@ -95,8 +99,22 @@ func (p *Peering) Run(ctx context.Context) {
 	}
 	p.watch = w
 	defer w.Stop()
-	if err := w.WaitForSync(ctx); err != nil {
+	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	err = w.WaitForSync(syncCtx)
+	cancel()
+	switch {
+	case ctx.Err() != nil:
 		return
+	case err != nil && !p.opts.Settings.Mandatory:
+		p.log.Error(fmt.Sprintf("Peering %q cannot be read within %s (RBAC: get, list, watch, patch on %s; deploy/peering/rbac.yaml): "+
+			"running as standalone.", p.opts.Settings.Name, syncTimeout, p.res.Plural))
+		return
+	case err != nil:
+		p.opts.Gate.Block(BlockerCRD, fmt.Sprintf("peering %q is mandatory and cannot be read (RBAC?)", p.opts.Settings.Name))
+		if err := w.WaitForSync(ctx); err != nil {
+			return
+		}
+		p.opts.Gate.Unblock(BlockerCRD)
 	}
 	defer p.goodbye()
 	keepAlive := time.NewTimer(0)
