@@ -27,8 +27,16 @@
 // resume, field and event handlers, timers and daemons, and startup and
 // cleanup activities. Modules may declare the other kinds of ABI v1
 // (indices, webhooks, probes); they load, and [Invoke] calls them, but [Run]
-// does not serve them yet. Peering is not implemented: every host runs as
-// Kopf's --standalone does.
+// does not serve them yet.
+//
+// Several hosts on one cluster: [Run] takes part in Kopf's peering
+// (settings.Peering: keep-alives in the KopfPeering/ClusterKopfPeering
+// objects, pausing for peers of a higher or the same priority) unless
+// standalone, or competes for a Lease with settings.LeaderElection; both
+// pause and resume handling through one host-wide gate (host/internal/gate),
+// and the liveness endpoint says why a host is paused. [Freeze] and
+// [Unfreeze] write and remove a peer record by hand (kopf-wasm freeze and
+// resume). See docs/peering.md.
 //
 // While it runs, [Run] reloads module files that change and modules whose
 // OCI tag moves, and (with [Options.ModuleResources]) the modules that

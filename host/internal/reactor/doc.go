@@ -52,6 +52,16 @@
 // answers with the version the cache still holds; only a newer version or
 // the deletion counts then (Kopf's "which never arrives").
 //
+// # Pausing
+//
+// With [Options.Gate] (host/internal/gate: peering, leader election) every
+// cycle runs between the gate's Enter and Leave. While the gate is closed
+// a worker parks the keys it takes instead of processing them, timers and
+// daemons are stopped with the reason "pausing" and none is spawned, and
+// events for event handlers are dropped; the watches stay open. When it
+// opens again every object in the watch caches is queued (pausing.go).
+// Admission webhooks are served either way.
+//
 // Errors of the framework itself (API failures, malformed objects) throttle
 // the object with settings.Queueing.ErrorDelays, the work queue's rate
 // limiter; other objects go on.

@@ -35,4 +35,12 @@
 // ever unless it has no cancellation timeout at all. At most
 // [Options.MaxDaemons] run at once per module; a daemon past the cap waits
 // for a slot, and that is logged.
+//
+// # Pausing
+//
+// [Spawner.Pause] (the host's gate closed: peering, leader election) stops
+// every worker with the reason "pausing" — Kopf's OPERATOR_PAUSING — and
+// spawns none until [Spawner.Resume]; a timer also runs each time only
+// through the gate's Enter and Leave ([Options.Gate]), so none runs while
+// the host is paused. The objects' cycles after the resume start them again.
 package spawning
