@@ -172,6 +172,15 @@ func (a *AdmissionContext) DecodeParam(v any) error { return a.c.DecodeParam(v) 
 // Index returns the values of an index, by key, at the time of the call.
 func (a *AdmissionContext) Index(id string) map[string][]any { return a.c.Index(id) }
 
+// IndexLookup asks the host for the current values of an index under key.
+func (a *AdmissionContext) IndexLookup(index string, key any) ([]any, error) {
+	return a.c.IndexLookup(index, key)
+}
+
+// Memo is the object's memo (on CREATE one for this review only: the
+// object has no identity yet).
+func (a *AdmissionContext) Memo() Memo { return a.c.Memo() }
+
 // Logger is the handler's logger.
 func (a *AdmissionContext) Logger() *slog.Logger { return a.c.Logger() }
 
