@@ -22,6 +22,8 @@ type shards struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	opts   Options
+	// namespace holds the Leases.
+	namespace string
 }
 
 // shardTarget hands objects over in the operator (built after the shard).
@@ -50,7 +52,7 @@ func newSharding(kc *kube.Client, opts Options) (*shards, error) {
 		ns = "default"
 	}
 	t := &shardTarget{}
-	return &shards{opts: opts, target: t, shard: sharding.New(sharding.Options{
+	return &shards{opts: opts, target: t, namespace: ns, shard: sharding.New(sharding.Options{
 		Identity: shardIdentity(), Namespace: ns, Settings: s.Sharding, Leases: kc, Target: t, Logger: opts.Logger,
 	})}, nil
 }
