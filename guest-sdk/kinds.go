@@ -184,6 +184,12 @@ func (a *AdmissionContext) Memo() Memo { return a.c.Memo() }
 // Logger is the handler's logger.
 func (a *AdmissionContext) Logger() *slog.Logger { return a.c.Logger() }
 
+// PostEventAbout posts an Event about objects (the one under review may
+// not exist yet), as [Context.PostEventAbout].
+func (a *AdmissionContext) PostEventAbout(objs []Object, eventType, reason, message string) error {
+	return a.c.PostEventAbout(objs, eventType, reason, message)
+}
+
 // Client returns a Kubernetes client for a resource, as [Context.Client].
 func (a *AdmissionContext) Client(group, version, resource string) Client {
 	return a.c.Client(group, version, resource)
@@ -274,6 +280,12 @@ func (d *DaemonContext) Logger() *slog.Logger { return d.c.Logger() }
 // PostEvent posts a Kubernetes Event about the object.
 func (d *DaemonContext) PostEvent(eventType, reason, message string) error {
 	return d.c.PostEvent(eventType, reason, message)
+}
+
+// PostEventAbout posts an Event about other objects, as
+// [Context.PostEventAbout].
+func (d *DaemonContext) PostEventAbout(objs []Object, eventType, reason, message string) error {
+	return d.c.PostEventAbout(objs, eventType, reason, message)
 }
 
 // Client returns a Kubernetes client for a resource, as [Context.Client].
