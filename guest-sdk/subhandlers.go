@@ -37,13 +37,14 @@ type subhandling struct {
 // subhandler is one registration.
 type subhandler struct {
 	id      string
-	fn      Handler
-	spec    abi.HandlerSpec
+	h       *handler
 	problem string
 }
 
-// subOptions are the options a sub-handler takes (Kopf's E and param).
-var subOptions = map[string]bool{"Param": true, "Errors": true, "Retries": true, "Timeout": true, "Backoff": true}
+// subOptions are the options a sub-handler takes: Kopf's error options,
+// param, and the filters on labels, annotations and the whole object.
+var subOptions = map[string]bool{"Param": true, "Errors": true, "Retries": true, "Timeout": true, "Backoff": true,
+	"Labels": true, "Annotations": true, "When": true}
 
 // HandlerChildrenRetry is the error of [Context.Execute] while some
 // sub-handlers are unfinished: return it (or anything wrapping it) from
@@ -61,8 +62,10 @@ func (HandlerChildrenRetry) outcome(string) abi.Outcome {
 // Subhandler registers a sub-handler of the running changing handler
 // (Kopf's @kopf.subhandler): fn runs under the id "<handler id>/<id>"
 // (the function's name when id is empty) with its own progress and
-// retries. It accepts the options [Param], [Errors], [Retries], [Timeout]
-// and [Backoff]. Registered sub-handlers run when the handler returns
+// retries. It accepts the options [Param], [Errors], [Retries], [Timeout],
+// [Backoff], and the filters [Labels], [Annotations] and [When]: a
+// sub-handler they filter out is not run and not waited for, as in Kopf.
+// Registered sub-handlers run when the handler returns
 // without an error, or earlier with [Context.Execute]. Register the same
 // sub-handlers in every call: one not registered in a call is not run in
 // it.
@@ -70,8 +73,8 @@ func (c *Context) Subhandler(id string, fn Handler, opts ...Option) {
 	if id == "" && fn != nil {
 		id = funcName(fn)
 	}
-	s := &subhandler{id: c.req.Handler + "/" + id, fn: fn}
-	h := &handler{spec: abi.HandlerSpec{ID: s.id, Kind: c.req.Kind}}
+	s := &subhandler{id: c.req.Handler + "/" + id}
+	h := &handler{spec: abi.HandlerSpec{ID: s.id, Kind: c.req.Kind}, fn: fn}
 	for _, o := range opts {
 		if !subOptions[o.name] {
 			s.problem = "option " + o.name + " does not apply to sub-handlers"
@@ -87,7 +90,7 @@ func (c *Context) Subhandler(id string, fn Handler, opts ...Option) {
 	case !c.req.Kind.IsChanging():
 		s.problem = "sub-handlers of " + string(c.req.Kind) + " handlers are not supported (only of changing handlers, as in Kopf)"
 	}
-	s.spec = h.spec
+	s.h = h
 	c.subs = append(c.subs, s)
 }
 
@@ -146,9 +149,23 @@ func (c *Context) runSub(s *subhandler) (finished bool) {
 			return true // registered twice: the first registration counts
 		}
 	}
-	i := len(t.outcomes)
-	t.outcomes = append(t.outcomes, abi.SubhandlerOutcome{ID: s.id, Parent: c.req.Handler, Options: s.spec.Options})
 	st, known := t.states[s.id]
+	if !known {
+		st = abi.SubhandlerState{ID: s.id, Started: time.Now().UTC()}
+	}
+	o := s.h.spec.Options
+	req := *c.req
+	req.Handler, req.Retry, req.Started, req.Runtime, req.Param = s.id, st.Retry, st.Started, st.Runtime, o.Param
+	child := &Context{req: &req, handler: s.h, host: c.host, module: c.module, root: c.rootContext(), subtree: t}
+	// The host names the called handler in its log records; the field
+	// names the sub-handler.
+	child.logger = slog.New(&logHandler{host: c.host}).With("subhandler", s.id)
+	defer child.release()
+	if s.problem == "" && !child.matches() {
+		return true // filtered out: not run, not waited for
+	}
+	i := len(t.outcomes)
+	t.outcomes = append(t.outcomes, abi.SubhandlerOutcome{ID: s.id, Parent: c.req.Handler, Options: o})
 	switch {
 	case known && st.Finished:
 		return true
@@ -158,23 +175,11 @@ func (c *Context) runSub(s *subhandler) (finished bool) {
 		t.outcomes[i].Outcome = &abi.Outcome{Status: abi.OutcomePermanent, Message: s.problem}
 		return true
 	}
-	if !known {
-		st = abi.SubhandlerState{ID: s.id, Started: time.Now().UTC()}
-	}
-	o := s.spec.Options
 	if (o.Timeout > 0 && st.Runtime >= o.Timeout) || (o.Retries > 0 && st.Retry >= o.Retries) {
 		return true // used up: the host fails it without a call
 	}
-	req := *c.req
-	req.Handler, req.Retry, req.Started, req.Runtime, req.Param = s.id, st.Retry, st.Started, st.Runtime, o.Param
-	child := &Context{req: &req, handler: &handler{spec: s.spec, fn: s.fn}, host: c.host, module: c.module,
-		root: c.rootContext(), subtree: t}
-	// The host names the called handler in its log records; the field
-	// names the sub-handler.
-	child.logger = slog.New(&logHandler{host: c.host}).With("subhandler", s.id)
 	result, err := child.call()
 	result, err = child.finishSubhandlers(result, err)
-	child.release()
 	out := outcome(err)
 	if out.Status == abi.OutcomeSuccess && result != nil {
 		raw, merr := marshal(result)
@@ -215,4 +220,33 @@ func (c *Context) rootContext() *Context {
 		return c.root
 	}
 	return c
+}
+
+// matches evaluates a sub-handler's filters on the object, as the host
+// does for handlers: labels and annotations, then the callable filters
+// and When. A filter that panics counts as no match.
+func (c *Context) matches() bool {
+	f := c.handler.spec.Filters
+	if !metaMatch(f.Labels, c.Labels()) || !metaMatch(f.Annotations, c.Annotations()) {
+		return false
+	}
+	if !f.When {
+		return true
+	}
+	ok, err := c.when()
+	return ok && err == nil
+}
+
+// metaMatch applies label or annotation filters; callable ones pass here
+// and run with When.
+func metaMatch(filters map[string]abi.MetaFilter, values map[string]string) bool {
+	for k, f := range filters {
+		v, ok := values[k]
+		switch {
+		case f.Callback:
+		case f.Absent && ok, f.Present && !ok, f.Value != nil && (!ok || v != *f.Value):
+			return false
+		}
+	}
+	return true
 }

@@ -13,6 +13,19 @@ import (
 func init() {
 	kopf.OnCreate("kopf.dev", "v1", "kopfexamples", itemsFn)
 	kopf.OnCreate("kopf.dev", "v1", "kopfexamples", explicitFn)
+	kopf.OnCreate("kopf.dev", "v1", "kopfexamples", filteredFn)
+}
+
+// filteredFn registers sub-handlers behind filters: only "labelled" and
+// "always" match the example object (labelled app=demo).
+func filteredFn(ctx *kopf.Context) (any, error) {
+	ok := func(sub *kopf.Context) (any, error) { return sub.Handler(), nil }
+	ctx.Subhandler("labelled", ok, kopf.Labels(map[string]any{"app": "demo"}))
+	ctx.Subhandler("unlabelled", ok, kopf.Labels(map[string]any{"app": kopf.Absent}))
+	ctx.Subhandler("annotated", ok, kopf.Annotations(map[string]any{"x": kopf.Present}))
+	ctx.Subhandler("never", ok, kopf.When(func(*kopf.Context) bool { return false }))
+	ctx.Subhandler("always", ok, kopf.When(func(c *kopf.Context) bool { return c.Reason() == kopf.ReasonCreate }))
+	return "parent", nil
 }
 
 // runs counts the calls of each sub-handler across cycles.
@@ -123,5 +136,17 @@ func TestExecuteHoldsTheRestOfTheHandler(t *testing.T) {
 	}
 	if got := cycles[2]; got.Err != nil || got.Value != "after" || got.Children()["explicitFn/first"].Value != "done" {
 		t.Fatalf("last cycle: %v %v %+v", got.Value, got.Err, got.Children())
+	}
+}
+
+func TestSubhandlerFilters(t *testing.T) {
+	h := kopftest.New(t)
+	res := h.Run("filteredFn", example(1), nil)
+	if res.Err != nil || res.Value != "parent" {
+		t.Fatalf("parent: %v %v", res.Value, res.Err)
+	}
+	kids := res.Children()
+	if len(kids) != 2 || kids["filteredFn/labelled"].Value != "filteredFn/labelled" || kids["filteredFn/always"].Value != "filteredFn/always" {
+		t.Errorf("children = %+v; want only labelled and always, run", kids)
 	}
 }
