@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 
@@ -19,9 +20,13 @@ import (
 //     (Kopf copies the operator memo when it first sees an object).
 //
 // A memo is a JSON document: a call gets the memo as it is when the call
-// starts, and a response that carries one ([abi.Response.Memo]) replaces
-// it. Concurrent calls about one object (a daemon and a changing handler)
-// each see the memo of their start; the last to answer wins. Object memos
+// starts, and a response that carries one ([abi.Response.Memo]) changes
+// it. When both are JSON objects only the members the handler changed,
+// added or removed are applied to the memo as it is now, so that calls
+// about one object that overlap (an index handler on the watch, a change
+// handler, a daemon) do not undo each other's changes: Kopf's memo is one
+// shared object whose attributes handlers set. Otherwise the response's
+// memo replaces it. Object memos
 // are dropped by [Executor.ForgetObject] when the object is gone; modules
 // keep theirs across swaps of their versions.
 type Memos struct {
@@ -58,19 +63,64 @@ func (m *Memos) of(h *registry.Handler, subj *Subject) json.RawMessage {
 	return m.operator[h.Module]
 }
 
-// keep stores the memo a call of h about subj answered with.
-func (m *Memos) keep(h *registry.Handler, subj *Subject, memo json.RawMessage) {
+// keep applies the memo a call of h about subj answered with (start is
+// the memo the call got).
+func (m *Memos) keep(h *registry.Handler, subj *Subject, start, memo json.RawMessage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if subj == nil || h.Kind().IsActivity() {
-		m.operator[h.Module] = memo
+		m.operator[h.Module] = applyMemo(m.operator[h.Module], start, memo)
 		return
 	}
 	key := keyOfMemo(subj.Resource, subj.Object.GetNamespace(), subj.Object.GetName())
 	if m.objects[key] == nil {
 		m.objects[key] = map[string]json.RawMessage{}
 	}
-	m.objects[key][h.Module] = memo
+	now, ok := m.objects[key][h.Module]
+	if !ok {
+		now = m.operator[h.Module]
+	}
+	m.objects[key][h.Module] = applyMemo(now, start, memo)
+}
+
+// applyMemo applies a handler's memo to the current one: the members that
+// differ from the memo the handler started with (added, changed,
+// removed), when all three are JSON objects (or absent); else the
+// handler's memo as a whole.
+func applyMemo(now, start, memo json.RawMessage) json.RawMessage {
+	var cur, was, got map[string]json.RawMessage
+	if json.Unmarshal(memo, &got) != nil || got == nil {
+		return memo
+	}
+	if len(now) > 0 && (json.Unmarshal(now, &cur) != nil || cur == nil) {
+		return memo
+	}
+	if len(start) > 0 && (json.Unmarshal(start, &was) != nil || was == nil) {
+		return memo
+	}
+	if cur == nil {
+		cur = map[string]json.RawMessage{}
+	}
+	changed := false
+	for k, v := range got {
+		if w, ok := was[k]; !ok || !bytes.Equal(w, v) {
+			cur[k], changed = v, true
+		}
+	}
+	for k := range was {
+		if _, ok := got[k]; !ok {
+			delete(cur, k)
+			changed = true
+		}
+	}
+	if !changed && len(now) > 0 {
+		return now
+	}
+	out, err := json.Marshal(cur)
+	if err != nil {
+		return memo
+	}
+	return out
 }
 
 // forget drops the memos of every module about one object.
@@ -107,8 +157,8 @@ func (e *Executor) memoFor(h *registry.Handler, in *Input) {
 // ephemeral (a review of an object being created, a conversion) or the
 // call was a callback filter's.
 func (e *Executor) keepMemo(h *registry.Handler, in Input, resp *abi.Response) {
-	if resp == nil || resp.Memo == nil || in.Filter || in.EphemeralMemo || in.Conversion != nil {
+	if resp == nil || len(resp.Memo) == 0 || in.Filter || in.EphemeralMemo || in.Conversion != nil {
 		return
 	}
-	e.memos.keep(h, in.Subject, resp.Memo)
+	e.memos.keep(h, in.Subject, in.Memo, resp.Memo)
 }

@@ -114,3 +114,43 @@ func TestMemosAcrossKinds(t *testing.T) {
 		t.Errorf("a forgotten object starts with %s, want the operator memo", got)
 	}
 }
+
+// Overlapping calls about one object (an index handler on the watch and a
+// change handler) each change their own members of the memo: neither
+// undoes the other's change, as with Kopf's one shared memo object; a
+// removed member goes.
+func TestMemosOverlappingCalls(t *testing.T) {
+	answers := map[string]string{}
+	mod := newFakeModule(func(req *abi.Request) (*abi.Response, error) {
+		return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}, Memo: json.RawMessage(answers[req.Handler])}, nil
+	})
+	exec := newExec(mod, nil, clocktesting.NewFakeClock(time.Now()))
+	ctx := context.Background()
+	subj := execution.NewSubject(ref, true, object())
+	sel := &abi.ResourceSelector{Group: ref.Group, Version: ref.Version, Name: ref.Plural}
+	call := func(id string, kind abi.HandlerKind, start string) {
+		t.Helper()
+		h, err := registry.NewHandler("m", abi.HandlerSpec{ID: id, Kind: kind, Resource: sel}, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := execution.Input{Subject: subj}
+		if start != "" {
+			in.Memo = json.RawMessage(start) // as the call began, before the other answered
+		}
+		if _, err := exec.Call(ctx, h, in, execution.CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answers["first"] = `{"a":1,"gone":true}`
+	call("first", abi.KindCreate, "")
+	answers["by_owner"] = `{"a":1,"gone":true,"indexed":1}`
+	answers["report"] = `{"a":1,"reported":"create"}` // removes "gone"
+	call("by_owner", abi.KindIndex, `{"a":1,"gone":true}`)
+	call("report", abi.KindCreate, `{"a":1,"gone":true}`)
+	answers["show"] = ""
+	call("show", abi.KindTimer, "")
+	if got, want := string(mod.reqs[len(mod.reqs)-1].Memo), `{"a":1,"indexed":1,"reported":"create"}`; got != want {
+		t.Errorf("memo after overlapping calls: %s, want %s", got, want)
+	}
+}
