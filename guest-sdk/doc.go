@@ -45,6 +45,15 @@
 // processing cycle until its sub-handlers are finished, and the SDK runs
 // the due ones within that call (see subhandlers.go and docs/subhandlers.md).
 //
+// Typed access keeps the maps: [Decode] converts a decoded value to a Go
+// type, [Context.DecodeSpec] and its siblings decode the object's parts
+// from the request's JSON, [Client.GetInto] and [Client.ListInto] decode
+// replies, and [Object.Int], [Object.Float] and [IntOf] read numbers
+// (float64 in maps). A [Resource] value registers many handlers for one
+// resource; [OnValidate], [OnMutate] and [Daemon] also take handlers of an
+// [AdmissionContext] or a [DaemonContext], which show only what those
+// kinds get. [Temporary] and [Permanent] wrap an error for errors.Is/As.
+//
 // The pure helpers [Adopt], [AppendOwnerReference], [Label], [Harmonize]
 // and [AdjustNamespace] build parent–child hierarchies as Kopf's do.
 package kopf
