@@ -26,7 +26,7 @@ func TestInvokeObjectsAndFilters(t *testing.T) {
 	mod := wasmtest.Path(t, "05-database")
 	r := run(t.Context(), "", "invoke", mod, "--handler", "reconcile", "--object", db, "--objects", state, "-q")
 	if r.code != 0 || !strings.Contains(r.out, "Kubernetes requests:\n  get services default/db1") ||
-		!strings.Contains(r.out, "get statefulsets.apps default/db1-db  200   stored") || !strings.Contains(r.out, "spec asks 2") {
+		!strings.Contains(r.out, "get statefulsets.apps default/db1-db  200  stored") || !strings.Contains(r.out, "spec asks 2") {
 		t.Errorf("invoke --objects: %+v", r)
 	}
 	r = run(t.Context(), "", "invoke", mod, "--handler", "reconcile", "--object", db, "--objects", filepath.Join(dir, "missing"), "-q")
