@@ -41,7 +41,8 @@ func widgetCRD() *unstructured.Unstructured {
 }
 
 // TestScanning: a CRD created after the host started is served without a
-// swap — by the handler that names it and by the one of its category —
+// swap — by the handler that names it, by the one of its category and by
+// the one of every resource of its group —
 // and a callable label filter is evaluated in the guest (a non-matching
 // object gets nothing of that handler); removing the CRD stops its watch
 // cleanly, and creating it again serves it again.
@@ -119,8 +120,8 @@ func TestScanning(t *testing.T) {
 	createCRD()
 	createWidget("gold", "gold-1")
 	createWidget("silver", "silver-1")
-	e2etest.Eventually(t, 60*time.Second, "gold handled by all three", handledBy("gold", "widget_fn", "category_fn", "gold_fn"))
-	e2etest.Eventually(t, 60*time.Second, "silver handled by two", handledBy("silver", "widget_fn", "category_fn"))
+	e2etest.Eventually(t, 60*time.Second, "gold handled by all four", handledBy("gold", "widget_fn", "category_fn", "everything_fn", "gold_fn"))
+	e2etest.Eventually(t, 60*time.Second, "silver handled by three", handledBy("silver", "widget_fn", "category_fn", "everything_fn"))
 	if st := status("silver"); st["gold_fn"] != nil {
 		t.Errorf("the callable label filter let gold_fn handle the silver widget: %v", st)
 	}
@@ -160,5 +161,5 @@ func TestScanning(t *testing.T) {
 
 	createCRD()
 	createWidget("again", "gold-2")
-	e2etest.Eventually(t, 60*time.Second, "served again after the CRD came back", handledBy("again", "widget_fn", "category_fn", "gold_fn"))
+	e2etest.Eventually(t, 60*time.Second, "served again after the CRD came back", handledBy("again", "widget_fn", "category_fn", "everything_fn", "gold_fn"))
 }
