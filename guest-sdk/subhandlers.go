@@ -98,7 +98,9 @@ func (c *Context) Subhandler(id string, fn Handler, opts ...Option) {
 // and returns nil once they are all finished, or [HandlerChildrenRetry] to
 // return while some are not: the code after it then runs only in the
 // call where every sub-handler is finished. Without it, the sub-handlers
-// run when the handler returns.
+// run when the handler returns; once a handler called it, sub-handlers
+// it registers later run only by another Execute (Kopf's explicit
+// execute() replaces the implicit one too).
 func (c *Context) Execute() error {
 	c.executed = true
 	pending := false
