@@ -68,12 +68,19 @@ func Run(ctx context.Context, opts Options) error {
 		return classify(ErrUnreachable, err)
 	}
 	g := gate.New()
+	shards, err := newSharding(kc, opts)
+	if err != nil {
+		return err
+	}
 	op, err := reactor.New(ctx, reactor.Options{
 		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: *opts.Settings, Logger: opts.Logger, Gate: g,
+		Owner: shards.owner(),
 	})
 	if err != nil {
 		return err
 	}
+	shards.start(op)
+	defer shards.stop() // after the operator stopped: the Lease goes last
 	coord, err := startCoordination(kc, g, namespaces, opts)
 	if err != nil {
 		return err
