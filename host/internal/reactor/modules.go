@@ -118,13 +118,19 @@ func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
 	return o.swap(ctx, mods, true)
 }
 
-// swap is Swap, and with resume false a rescan (scanning.go): the same
-// modules, their selectors resolved again, objects not resumed.
+// swap is Swap, and with resume false and no mods a rescan
+// (scanning.go): the current modules, their selectors resolved again,
+// objects not resumed.
 func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool) error {
 	o.scan.swapping.Lock()
 	defer o.scan.swapping.Unlock()
 	if resume {
 		o.scan.forget()
+	}
+	if mods == nil {
+		// A rescan: the modules as the last swap left them, read under the
+		// lock so that a swap racing it is not undone.
+		mods = o.scan.modules()
 	}
 	modules, reg, resolved, err := o.build(ctx, mods)
 	if err != nil {

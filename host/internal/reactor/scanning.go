@@ -133,8 +133,12 @@ func (o *Operator) startScanning(ctx context.Context) {
 		o.log.Warn("CRDs are not watched; handlers of CRDs created later are served after a restart", "error", err)
 		return
 	}
-	kick <- struct{}{} // a CRD may have appeared between the start's discovery and the watch
-	go o.scanLoop(ctx, kick)
+	go func() {
+		// A CRD may have appeared between the start's discovery and the
+		// watch: one rescan now.
+		o.rescan(ctx)
+		o.scanLoop(ctx, kick)
+	}()
 }
 
 // scanLoop rescans after each kick, once after each of the scan delays.
@@ -166,7 +170,7 @@ func (o *Operator) rescan(ctx context.Context) {
 		}
 		return
 	}
-	if err := o.swap(ctx, o.scan.modules(), false); err != nil && ctx.Err() == nil {
+	if err := o.swap(ctx, nil, false); err != nil && ctx.Err() == nil {
 		o.log.Error(fmt.Sprintf("rescan: %v", err))
 	}
 }
