@@ -28,11 +28,14 @@
 // # Who calls it, what it calls
 //
 // The reactor's processing cycle (changing and event handlers, callback
-// filters, activities), the spawning engine (timers and daemons) and the
-// host package's offline `invoke` call it; the admission, indexing and
-// probing engines will. It calls wasmrt (modules), persistence (records and
-// patches) and kube (patches and Events, through the [Cluster] interface so
-// that engines are unit-testable without an API server). It keeps no state
-// between calls: callers own the progress (persistence.State) and decide
-// what a step means for their object.
+// filters, activities), the spawning engine (timers and daemons), the
+// admission engine (webhooks), the indexing engine (index handlers) and
+// the host package's offline `invoke` call it. It calls wasmrt (modules),
+// persistence (records and patches) and kube (patches and Events, through
+// the [Cluster] interface so that engines are unit-testable without an API
+// server). The one state it keeps between calls is Kopf's memos ([Memos]:
+// per module, and per module and object, in memory only); callers own the
+// progress (persistence.State) and decide what a step means for their
+// object. The modules' indexes reach requests and look-ups through
+// [Indices], which the indexing engine implements.
 package execution

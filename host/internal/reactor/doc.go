@@ -62,6 +62,12 @@
 // opens again every object in the watch caches is queued (pausing.go).
 // Admission webhooks are served either way.
 //
+// Indexes (indexes.go): every watch event goes to the indexing engine
+// before the object is queued, so the initial listing is indexed as it is
+// delivered; the cycles of objects whose resource handlers belong to a
+// module whose indexes are not complete yet wait (at start, and after a
+// swap of the module while its indexes are rebuilt from the watch caches).
+//
 // Errors of the framework itself (API failures, malformed objects) throttle
 // the object with settings.Queueing.ErrorDelays, the work queue's rate
 // limiter; other objects go on.
