@@ -219,16 +219,26 @@ const (
 
 // call runs the selected handlers at once and returns their verdicts in
 // registration order.
+//
+// The last handler runs on the request's own goroutine: with one handler,
+// the usual case of a handler's own path, no goroutine is started, and the
+// call runs on a stack that the request has grown already (a new
+// goroutine's stack grew, by copying, on every review).
 func (s *Server) call(ctx context.Context, handlers []*registry.Handler, in execution.Input) []verdict {
 	out := make([]verdict, len(handlers))
+	if len(handlers) == 0 {
+		return out
+	}
 	var wg sync.WaitGroup
-	for i, h := range handlers {
+	last := len(handlers) - 1
+	for i, h := range handlers[:last] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out[i] = s.callOne(ctx, h, in)
 		}()
 	}
+	out[last] = s.callOne(ctx, handlers[last], in)
 	wg.Wait()
 	return out
 }
