@@ -31,7 +31,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		old := r.leader()
 		for id, p := range r.procs {
 			if id != old && p.cmd.ProcessState == nil {
-				e.wait(id+" follows", func() bool { return strings.Contains(p.logs(), "is held by "+old) })
+				e2eWait(b, 120*time.Second, id+" follows", func() bool { return strings.Contains(p.logs(), "is held by "+old) })
 			}
 		}
 		r.procs[old].kill()
