@@ -170,10 +170,33 @@ impl<'h> Context<'h> {
     pub fn activity(&self) -> &str {
         &self.req.activity
     }
-    /// An index's values at the time of the call: an object from key to a
-    /// list of values (null when the module has no such index).
+    /// An index's values at the time of the call, as the request carries
+    /// it: an object from key to a list of values (null when the module has
+    /// no such index, and when the index is too large for the host to carry
+    /// in every request: use [`Context::index_all`] or
+    /// [`Context::index_lookup`]).
     pub fn index(&self, id: &str) -> &Value {
         self.req.indices().get(id).unwrap_or(&NULL)
+    }
+
+    /// The whole index `id`: the request's copy, or, when the host carries
+    /// the index as null because it is large, the index read from the host
+    /// in one call (call it once per handler call).
+    pub fn index_all(&self, id: &str) -> Result<Value, ApiError> {
+        let carried = self.index(id);
+        if !carried.is_null() || self.req.indices().get(id).is_none() {
+            return Ok(carried.clone());
+        }
+        let call = format!("index {}", id);
+        let mut out = String::new();
+        let mut w = ObjWriter::new(&mut out);
+        w.str("index", id);
+        w.value("key", &Value::Null).map_err(|e| ApiError::local(&call, e.to_string()))?;
+        w.value("all", &Value::Bool(true)).map_err(|e| ApiError::local(&call, e.to_string()))?;
+        w.end();
+        let reply = self.host_call(abi::HOST_INDEX_LOOKUP, &out).map_err(|e| ApiError::local(&call, e))?;
+        check(&call, &reply)?;
+        Ok(reply["index"].clone())
     }
 
     // ---- the host ----

@@ -413,6 +413,18 @@ impl FakeHost {
                 out.push('}');
                 out
             }
+            Some(idx) if req["all"].as_bool() == Some(true) => {
+                // The whole index, as a request carries one.
+                let mut o = Map::new();
+                for (k, vs) in idx {
+                    let key = match Value::parse(k) {
+                        Ok(Value::String(s)) => s,
+                        _ => k.clone(),
+                    };
+                    o.insert(key, Value::Array(vs.clone()));
+                }
+                obj! {"values" => Value::Array(Vec::new()), "index" => Value::Object(o)}.to_string()
+            }
             Some(idx) => {
                 let values = idx.get(&req["key"].to_string()).cloned().unwrap_or_default();
                 obj! {"values" => values}.to_string()
