@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 )
 
 // maxViews bounds the views a grant narrows by before one settles; past
@@ -72,6 +73,7 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 		}
 		s.grant.views = append(slices.Clone(s.grant.views), v)
 		s.mu.Unlock()
+		metrics.ShardHandover()
 		s.log.Info(fmt.Sprintf("Sharding: the members are now %s (view %s); stopping the objects this replica gives away.",
 			strings.Join(v.Members, ", "), v.ID))
 		if err := s.opts.Target.Release(ctx); err != nil {
@@ -94,6 +96,7 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 		s.mu.Lock()
 		s.owned = owned
 		s.mu.Unlock()
+		metrics.ShardOwned(owned)
 		return true
 	}
 	// Our acknowledgement must be on the Lease before this listing began,
@@ -109,6 +112,8 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 	s.mu.Lock()
 	s.owned = owned
 	s.mu.Unlock()
+	metrics.ShardOwned(owned)
+	metrics.ShardSettled(len(v.Members))
 	s.log.Info(fmt.Sprintf("Sharding: view %s settled: %d members (%s); this replica (%s) owns %d objects.",
 		v.ID, len(v.Members), strings.Join(v.Members, ", "), s.self, owned))
 	return true

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
@@ -241,6 +242,8 @@ func (s *Shard) checkFence(ctx context.Context) {
 		s.fenced, s.epoch = true, s.epoch+1
 		s.grant, s.cur, s.ack, s.settled = grant{none: true}, View{}, "", ""
 		s.mu.Unlock()
+		metrics.ShardOwned(0)
+		metrics.ShardSettled(0)
 		s.log.Error(fmt.Sprintf("Sharding: the membership Lease was not renewed for %s; stopping every object "+
 			"(the other replicas take them once the Lease expires).", s.opts.Settings.RenewDeadline))
 		if err := s.opts.Target.Release(ctx); err != nil && ctx.Err() == nil {
