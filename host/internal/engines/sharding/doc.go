@@ -35,7 +35,11 @@
 //  2. Settle: once this replica's own acknowledgement is on its Lease and
 //     a listing made after it shows every other member's Lease with the
 //     same ID, the view replaces the grant: the replica takes the objects
-//     the view gives it and queues them ([Target.Acquire]).
+//     the view gives it and queues them ([Target.Acquire]); the reactor
+//     first lets its watch cache catch up with the previous owner's last
+//     writes (it reads the objects' current resourceVersions from the API
+//     server), so that a change the previous owner handled never looks
+//     new.
 //
 // So a replica starts an object only after every member of its view said
 // it stopped every object that view gives away. A member that might still
