@@ -167,6 +167,19 @@ type Watching struct {
 	// every minute, so a stream silently dropped by a load balancer is
 	// noticed within this time. Kopf's. 0: never.
 	InactivityTimeout time.Duration `json:"inactivityTimeout"`
+	// ScanCRDs watches the CustomResourceDefinitions, as Kopf's scanning
+	// does: when one is created, changes or is removed, the handlers'
+	// selectors are resolved again, and the resources they name start or
+	// stop being watched without a restart or a module swap. Without
+	// permission to list CRDs the host warns and serves what it found at
+	// the start. false: resolve the selectors at the start (and on swaps)
+	// only.
+	ScanCRDs bool `json:"scanCRDs"`
+	// ScanDelays are when, after a CRD changed, the selectors are resolved
+	// again: discovery lists a new CRD's resources only some time after
+	// the CRD is established, so each change is followed by a rescan after
+	// each delay (counted from the previous one).
+	ScanDelays []time.Duration `json:"scanDelays"`
 }
 
 // Wasm bounds every handler call.
@@ -452,7 +465,8 @@ func Default() Settings {
 			EventNamePrefix:    "kopf-event-",
 		},
 		Queueing: Queueing{ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)},
-		Watching: Watching{ReconnectBackoff: 100 * time.Millisecond, InactivityTimeout: 70 * time.Second},
+		Watching: Watching{ReconnectBackoff: 100 * time.Millisecond, InactivityTimeout: 70 * time.Second,
+			ScanCRDs: true, ScanDelays: []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second}},
 		Wasm: Wasm{
 			CallTimeout:    30 * time.Second,
 			MaxMemoryPages: 1024,

@@ -106,6 +106,10 @@ func (s Settings) Validate() error {
 	if w.InactivityTimeout != 0 && w.InactivityTimeout < time.Second {
 		v.fail("watching.inactivityTimeout", "must be 0 (never) or at least 1s, got %s", w.InactivityTimeout)
 	}
+	v.notNegativeList("watching.scanDelays", w.ScanDelays)
+	if w.ScanCRDs && len(w.ScanDelays) == 0 {
+		v.fail("watching.scanDelays", "must list at least one delay when watching.scanCRDs is on")
+	}
 
 	m := s.Wasm
 	v.positive("wasm.callTimeout", m.CallTimeout)
