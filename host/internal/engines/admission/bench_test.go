@@ -67,8 +67,11 @@ func BenchmarkAdmission(b *testing.B) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(e.Bundle())
 	pool.AppendCertsFromPEM(floorCA)
+	// HTTP/1.1 keep-alive connections, one per client; BENCH_H2=1 makes
+	// them HTTP/2 (the server offers it, as the API server would use it).
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients,
+		ForceAttemptHTTP2: os.Getenv("BENCH_H2") == "1",
 	}}
 	body := benchReview()
 	b.Logf("AdmissionReview of %d bytes, object of about %d bytes; %d clients", len(body), len(body)-450, clients)

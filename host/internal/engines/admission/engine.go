@@ -210,7 +210,11 @@ func (e *Engine) start(ctx context.Context) error {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	srv := &http.Server{
 		Handler:           instrument(e.srv),
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
+		// HTTP/2 offered (the API server's webhook client speaks it, and
+		// multiplexes its calls on one connection), HTTP/1.1 kept: Serve
+		// with a listener of our own offers only what NextProtos lists.
+		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate,
+			NextProtos: []string{"h2", "http/1.1"}},
 		ReadHeaderTimeout: s.ReadHeaderTimeout,
 		ReadTimeout:       s.ReadTimeout,
 		IdleTimeout:       s.IdleTimeout,

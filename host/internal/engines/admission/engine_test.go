@@ -309,6 +309,39 @@ func TestSelfSignedNames(t *testing.T) {
 	}
 }
 
+// The server offers HTTP/2 (which the API server's webhook client uses
+// when offered) and still HTTP/1.1, and answers reviews over both.
+func TestHTTP2(t *testing.T) {
+	s := defaults()
+	s.Listen, s.Host = "127.0.0.1:0", "127.0.0.1"
+	reg := buildRegistry(t, validate("check", abi.Options{}, abi.Filters{}))
+	e := newEngine(t, func() *registry.Registry { return reg }, s, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.Bundle())
+	for _, proto := range []string{"HTTP/2.0", "HTTP/1.1"} {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: proto == "HTTP/2.0"}
+		if proto == "HTTP/1.1" {
+			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1 only
+		}
+		resp, err := (&http.Client{Transport: tr}).Post(e.URL()+"/m/check", "application/json",
+			bytes.NewReader(reviewOf(admissionv1.Create, "", kex(nil, map[string]any{}), nil, false)))
+		if err != nil {
+			t.Fatalf("%s: %v", proto, err)
+		}
+		var review admissionv1.AdmissionReview
+		err = json.NewDecoder(resp.Body).Decode(&review)
+		resp.Body.Close()
+		if resp.Proto != proto || err != nil || review.Response == nil || !review.Response.Allowed {
+			t.Errorf("want an allowed review over %s, got %s: %v %+v", proto, resp.Proto, err, review.Response)
+		}
+	}
+}
+
 // With a Service, the managed webhooks reach the server through it, and
 // the generated certificate names the Service.
 func TestServiceClientConfig(t *testing.T) {
