@@ -9,7 +9,7 @@
 // package, not the guest SDK, so that they exercise the runtime alone; the
 // guests of the reactor's tests, of the Kopf conformance suite and of the
 // benchmarks (reactor, conformance, spawning, spawnbench, reloadv1,
-// reloadv2, admissionbench, typed) use the SDK. Each sub-directory is a
+// reloadv2, admissionbench, typed, memos) use the SDK. Each sub-directory is a
 // package main built with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/wasm/<name>.wasm ./testguests/<name>

@@ -145,3 +145,30 @@ func patchExample(t *testing.T, c *cluster, ns, name, patch string) {
 		t.Fatal(err)
 	}
 }
+
+// TestMemosAcrossKinds runs testguests/memos: the memo the timer gets holds
+// what the startup handler put into the operator memo and what the index,
+// event, create and daemon handlers put into the object's memo; another
+// object's memo starts again from the operator memo.
+func TestMemosAcrossKinds(t *testing.T) {
+	c := startCluster(t)
+	const ns = "memos"
+	createNamespace(t, c, ns)
+	kc := newKube(t, c)
+	run(t, kc, newOperator(t, kc, ns, testSettings(), load(t, newRuntime(t), "memos", "testguests/memos")))
+	for _, name := range []string{"m1", "m2"} {
+		createExample(t, c, ns, name, map[string]any{})
+	}
+	for _, name := range []string{"m1", "m2"} {
+		e2etest.Eventually(t, 60*time.Second, "the memo of "+name, func() error {
+			obj := get(t, c, ns, name)
+			tick, _, _ := unstructured.NestedMap(obj.Object, "status", "tick")
+			for key, want := range map[string]any{"region": "eu-west", "index": true, "event": true, "create": true, "daemon": true} {
+				if tick[key] != want {
+					return fmt.Errorf("the timer's memo of %s is %v; want %s=%v (startup, index, event, create and daemon handlers)", name, tick, key, want)
+				}
+			}
+			return nil
+		})
+	}
+}
