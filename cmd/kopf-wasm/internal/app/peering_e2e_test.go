@@ -19,9 +19,10 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
-// TestFreezeResumeE2E pauses a running `kopf-wasm run -P default` host with
-// `kopf-wasm freeze` and resumes it with `kopf-wasm resume`, as Kopf's
-// commands do; the liveness endpoint says why it is paused.
+// TestFreezeResumeE2E runs `kopf-wasm run -A -P ops`: paused until the
+// ClusterKopfPeering "ops" exists (mandatory peering), then paused by
+// `kopf-wasm freeze` and resumed by `kopf-wasm resume`, as Kopf's commands
+// do; the liveness endpoint says why it is paused each time.
 func TestFreezeResumeE2E(t *testing.T) {
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
@@ -31,12 +32,6 @@ func TestFreezeResumeE2E(t *testing.T) {
 		filepath.Join(root, "examples", "crd.yaml"), filepath.Join(root, "deploy", "peering", "crds.yaml")}})
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
-		t.Fatal(err)
-	}
-	peering := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "ClusterKopfPeering",
-		"metadata": map[string]any{"name": "ops"}}}
-	if _, err := dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "clusterkopfpeerings"}).
-		Create(t.Context(), peering, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
@@ -70,6 +65,16 @@ func TestFreezeResumeE2E(t *testing.T) {
 			}
 			return nil
 		})
+	}
+	// -P makes the peering mandatory: paused until its object exists.
+	wait("paused until the peering exists", func() bool {
+		return status() == `kopf-wasm: paused: peering "ops" is mandatory and the object does not exist`
+	})
+	peering := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "ClusterKopfPeering",
+		"metadata": map[string]any{"name": "ops"}}}
+	if _, err := dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "clusterkopfpeerings"}).
+		Create(t.Context(), peering, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	wait("the host handles", func() bool { return status() == "kopf-wasm: handling" })
 
