@@ -208,13 +208,14 @@ func (e *Engine) start(ctx context.Context) error {
 		return fmt.Errorf("admission: %w", err)
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	// HTTP/2 offered (the API server's webhook client speaks it, and
+	// multiplexes its calls on one connection), HTTP/1.1 kept: Serve with
+	// a listener of our own offers only what NextProtos lists.
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate,
+		NextProtos: []string{"h2", "http/1.1"}}
 	srv := &http.Server{
 		Handler:           instrument(e.srv),
-		// HTTP/2 offered (the API server's webhook client speaks it, and
-		// multiplexes its calls on one connection), HTTP/1.1 kept: Serve
-		// with a listener of our own offers only what NextProtos lists.
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate,
-			NextProtos: []string{"h2", "http/1.1"}},
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: s.ReadHeaderTimeout,
 		ReadTimeout:       s.ReadTimeout,
 		IdleTimeout:       s.IdleTimeout,
