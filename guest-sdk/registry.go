@@ -61,13 +61,18 @@ func (r *registry) addNamed(kind abi.HandlerKind, sel *abi.ResourceSelector, fn 
 		r.problem("a %s handler has no function", kind)
 		return
 	}
+	// Mistakes name the handler by its id, known once every option (ID
+	// among them) is applied, not by the Go function behind it.
+	var mistakes []func(id string)
 	for _, o := range opts {
 		if !o.appliesTo(kind) {
-			r.problem("option %s does not apply to %s handlers (handler %s)", o.name, kind, name)
+			mistakes = append(mistakes, func(id string) {
+				r.problem("option %s does not apply to %s handlers (handler %s)", o.name, kind, id)
+			})
 			continue
 		}
 		if err := o.apply(h); err != nil {
-			r.problem("option %s of handler %s: %v", o.name, name, err)
+			mistakes = append(mistakes, func(id string) { r.problem("option %s of handler %s: %v", o.name, id, err) })
 		}
 	}
 	if h.spec.ID == "" {
@@ -75,6 +80,9 @@ func (r *registry) addNamed(kind abi.HandlerKind, sel *abi.ResourceSelector, fn 
 	}
 	if f := h.spec.Filters.Field; f != "" && kind != abi.KindIndex {
 		h.spec.ID += "/" + f
+	}
+	for _, m := range mistakes {
+		m(h.spec.ID)
 	}
 	if r.byID == nil {
 		r.byID = map[string]*handler{}

@@ -89,6 +89,12 @@ func TestRegistrationMistakes(t *testing.T) {
 		{"no resource", func() { OnCreate("", "v1", "", createFn) }, "has no resource"},
 		{"events take no error options", func() { OnEvent("", "v1", "pods", createFn, Retries(3)) },
 			"option Retries does not apply to event handlers"},
+		{"named by the handler's id, not the function", func() {
+			OnCreate("", "v1", "pods", func(*Context) (any, error) { return nil, nil }, Interval(time.Second), ID("make-pod"))
+		}, "option Interval does not apply to create handlers (handler make-pod)"},
+		{"a bad option named by the field handler's id", func() {
+			OnField("", "v1", "pods", createFn, Field("spec.x"), ID("watch"), Labels(map[string]any{"a": 1}))
+		}, "option Labels of handler watch/spec.x: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
