@@ -158,12 +158,19 @@ func (o *Operator) Acquire(ctx context.Context, before func(uid string) bool) in
 		o.own.lists.Add(1)
 		versions, err := o.kube.Versions(ctx, resources[sc.resource], sc.ns)
 		if err != nil {
-			o.log.Warn(fmt.Sprintf("Sharding: cannot read the versions of the %d objects taken over (they are handled "+
-				"on the watch cache as it is): %v", len(objs), err))
+			o.log.Warn(fmt.Sprintf("Sharding: cannot read the versions of the %d objects taken over; they wait "+
+				"persistence.consistencyTimeout for the watch instead: %v", len(objs), err))
 		}
 		for _, obj := range objs {
 			key := objectKey{resource: sc.resource, namespace: obj.GetNamespace(), name: obj.GetName()}
-			if rv, ok := versions[obj.GetNamespace()+"/"+obj.GetName()]; ok && !caughtUp(obj.GetResourceVersion(), rv, false) {
+			rv, ok := versions[obj.GetNamespace()+"/"+obj.GetName()]
+			switch {
+			case err != nil:
+				rv = unknownVersion // never caught up: the whole consistency timeout
+			case !ok || caughtUp(obj.GetResourceVersion(), rv, false):
+				rv = ""
+			}
+			if rv != "" {
 				o.mem.with(key, func(m *memory) { m.pending, m.since, m.released = rv, now, false })
 			}
 			o.queue.Add(key)
@@ -171,6 +178,10 @@ func (o *Operator) Acquire(ctx context.Context, before func(uid string) bool) in
 	}
 	return owned
 }
+
+// unknownVersion is a pending version no object has: the object waits the
+// whole consistency timeout for the watch.
+const unknownVersion = "unknown"
 
 // release forgets, for the objects given away (gone says which), what
 // this process kept between their cycles: the memo, the events waiting
