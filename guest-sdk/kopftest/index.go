@@ -3,25 +3,36 @@ package kopftest
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
 // IndexObjects runs the index handler id on each object, as the host does
 // for every object of its resource, and keeps the result in the index
-// named id by Kopf's rules: a map contributes each of its keys, any other
+// named id by Kopf's rules (an object its filters leave out contributes
+// nothing): a map contributes each of its keys, any other
 // value is contributed under the key null, and nil keeps the object's
-// previous contributions; a map replaces them. An object whose handler
-// fails contributes nothing (the host keeps its previous values when the
-// error is ignored). Handlers called afterwards see the index in their
+// previous contributions; a map replaces them. Errors as the host's: an
+// arbitrary error in the ignored errors mode (the default of index
+// handlers) keeps the object's previous values, any other failure drops
+// them. Handlers called afterwards see the index in their
 // requests and through look-ups, beside the values seeded with
 // [Host.SetIndex].
 func (h *Host) IndexObjects(id string, objs ...map[string]any) {
 	h.t.Helper()
+	ignored := h.Spec(id).Options.Errors == "" || h.Spec(id).Options.Errors == abi.ErrorsIgnored
 	for _, obj := range objs {
-		res := h.Run(id, obj, nil)
 		meta, _ := obj["metadata"].(map[string]any)
 		ns, _ := meta["namespace"].(string)
 		name, _ := meta["name"].(string)
 		key := memoKey(ns, name)
+		if h.WhyNot(id, obj, nil) != "" { // no longer matches its filters
+			h.mu.Lock()
+			delete(h.contributed[id], key)
+			h.mu.Unlock()
+			continue
+		}
+		res := h.Run(id, obj, nil)
 		h.mu.Lock()
 		if h.contributed == nil {
 			h.contributed = map[string]map[string]map[string]any{}
@@ -30,6 +41,7 @@ func (h *Host) IndexObjects(id string, objs ...map[string]any) {
 			h.contributed[id] = map[string]map[string]any{}
 		}
 		switch {
+		case res.Response.Outcome.Status == abi.OutcomeError && ignored:
 		case res.Err != nil:
 			delete(h.contributed[id], key)
 		case len(res.Response.Result) == 0 || string(res.Response.Result) == "null":
