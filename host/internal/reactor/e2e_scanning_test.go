@@ -117,10 +117,14 @@ func TestScanning(t *testing.T) {
 		}
 	}
 
+	start := time.Now()
 	createCRD()
 	createWidget("gold", "gold-1")
+	served := time.Since(start)
 	createWidget("silver", "silver-1")
 	e2etest.Eventually(t, 60*time.Second, "gold handled by all four", handledBy("gold", "widget_fn", "category_fn", "everything_fn", "gold_fn"))
+	// A figure, not an assertion: how long a new CRD takes to be served.
+	t.Logf("CRD created -> its first object accepted by the API server: %s; -> handled: %s", served, time.Since(start))
 	e2etest.Eventually(t, 60*time.Second, "silver handled by three", handledBy("silver", "widget_fn", "category_fn", "everything_fn"))
 	if st := status("silver"); st["gold_fn"] != nil {
 		t.Errorf("the callable label filter let gold_fn handle the silver widget: %v", st)
