@@ -90,9 +90,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	live.setStatus(coord.status)
 	defer live.close()
 	live.setProber(op.Probe)
-	live.setStatus(coord.status)
 	logStart(opts, mods)
 	set := newModuleSet(op, mods)
 	if opts.ModuleResources {
@@ -100,6 +100,11 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	obs, err := startObserving(kc, func() error { return errors.Join(op.Ready(), set.ready()) }, set, opts)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
 	if every := opts.Settings.Modules.ReloadInterval; every > 0 {
 		r := newReloader(rt, set, files, mods, opts.Logger)
 		if err := r.pollTags(opts, refs); err != nil {

@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
@@ -23,9 +24,17 @@ func (e *Executor) Host(subj *Subject) wasmrt.Host {
 	}
 	h := &guestHost{cluster: e.opts.Cluster, posting: e.opts.Settings.Posting}
 	if subj != nil {
-		h.about = subj.Ref()
+		h.about, h.cycle = subj.Ref(), subj.Cycle
 	}
 	return h
+}
+
+// LogAttrs are added to the guest's log records: the processing cycle.
+func (h *guestHost) LogAttrs() []slog.Attr {
+	if h.cycle == "" {
+		return nil
+	}
+	return []slog.Attr{slog.String("cycle", h.cycle)}
 }
 
 // guestHost is the wasmrt.Host of one handler call.
@@ -34,6 +43,7 @@ type guestHost struct {
 	cluster Cluster
 	about   kube.ObjectRef
 	posting settings.Posting
+	cycle   string // Subject.Cycle
 }
 
 // PostEvent posts the guest's Event about the handled object, or about

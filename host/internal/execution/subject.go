@@ -23,6 +23,10 @@ type Subject struct {
 	// Status says whether the resource has the status subresource, so
 	// results go to /status.
 	Status bool
+	// Cycle is the id of the processing cycle that handles the subject
+	// (empty outside one): every log line of the cycle, the guests'
+	// included, carries it as "cycle".
+	Cycle string
 
 	once sync.Once
 	raw  json.RawMessage
@@ -51,7 +55,12 @@ func (s *Subject) Ref() kube.ObjectRef { return kube.RefOf(s.Object) }
 
 // Attrs are the log attributes naming the subject: one group "object" with
 // its kind, namespace and name, the same for every handler kind.
-func (s *Subject) Attrs() []any { return ObjectAttrs(s.Object) }
+func (s *Subject) Attrs() []any {
+	if s.Cycle != "" {
+		return append(ObjectAttrs(s.Object), slog.String("cycle", s.Cycle))
+	}
+	return ObjectAttrs(s.Object)
+}
 
 // ObjectAttrs are the log attributes naming an object (see Subject.Attrs).
 func ObjectAttrs(obj *unstructured.Unstructured) []any {

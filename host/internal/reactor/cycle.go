@@ -115,6 +115,7 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		Initial: mem.initial && !mem.handledOnce,
 	})
 	subj := execution.NewSubject(ref, res.Status, obj)
+	subj.Cycle = nextCycleID()
 	c := &cyc{o: o, ctx: ctx, res: res, key: key, subj: subj, cause: &cause, storage: storage, patch: patch}
 	if cause.Reason != registry.ReasonFree && cause.Reason != registry.ReasonGone {
 		if c.sel, err = o.registry.Select(ref, &cause, o.exec.When(ctx, subj, nil)); err != nil {

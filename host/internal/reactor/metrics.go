@@ -2,7 +2,11 @@ package reactor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
@@ -27,4 +31,21 @@ func reportCycle(ctx context.Context, resource string, out outcome, err error, t
 	default:
 		metrics.Reconcile(resource, metrics.ResultSuccess, took)
 	}
+}
+
+// cycles numbers the processing cycles of this process; cyclePrefix tells
+// the processes apart (a restart, another replica).
+var (
+	cycles      atomic.Uint64
+	cyclePrefix = func() string {
+		b := make([]byte, 3)
+		_, _ = rand.Read(b)
+		return hex.EncodeToString(b)
+	}()
+)
+
+// nextCycleID is the id of a new processing cycle, for its log lines
+// ("cycle"): the process's prefix and a counter, e.g. "3fa2c1-42".
+func nextCycleID() string {
+	return cyclePrefix + "-" + strconv.FormatUint(cycles.Add(1), 10)
 }

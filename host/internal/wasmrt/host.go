@@ -82,6 +82,12 @@ func unavailable(fn string) *abi.HostError {
 
 // call is what the host functions know about the call in progress; it
 // travels in the call's context.
+// LogAttrser is a [Host] that adds attributes to its guest's log records
+// (the execution layer's processing cycle id).
+type LogAttrser interface {
+	LogAttrs() []slog.Attr
+}
+
 type call struct {
 	module  *Module
 	handler string
@@ -157,6 +163,9 @@ func (c *call) logAttrs() []slog.Attr {
 		if r.UID != "" {
 			attrs = append(attrs, slog.String("uid", r.UID))
 		}
+	}
+	if la, ok := c.host.(LogAttrser); ok {
+		attrs = append(attrs, la.LogAttrs()...)
 	}
 	return attrs
 }

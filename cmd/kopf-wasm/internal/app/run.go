@@ -18,6 +18,7 @@ type runOptions struct {
 	option.Peering
 	option.Sharding
 	option.Registry
+	option.Observe
 
 	liveness string
 	// moduleResources serves the modules of Module resources too.
@@ -157,7 +158,9 @@ func runCmd(g *globals) *cobra.Command {
 				Modules: modules, Kubeconfig: o.Kubeconfig, Context: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
 				Settings: &s, Liveness: o.liveness, Logger: log, Registry: registryOptions(o.Registry, log),
-				ModuleResources: o.moduleResources,
+				ModuleResources:    o.moduleResources,
+				MetricsBindAddress: o.MetricsBindAddress, MetricsSecure: o.MetricsSecure, MetricsCertDir: o.MetricsCertDir,
+				MetricsAuth: o.MetricsAuth, HealthProbeBindAddress: o.HealthProbeBindAddress,
 			})
 		},
 	}
@@ -167,6 +170,7 @@ func runCmd(g *globals) *cobra.Command {
 	o.Peering.ApplyFlags(fs)
 	o.Sharding.ApplyFlags(fs)
 	o.Registry.ApplyFlags(fs)
+	o.Observe.ApplyFlags(fs)
 	fs.StringVarP(&o.liveness, "liveness", "L", "",
 		"serve a liveness endpoint at this URL, e.g. http://0.0.0.0:8080/healthz (200 while the operator runs)")
 	fs.BoolVar(&o.moduleResources, "module-resources", false,
