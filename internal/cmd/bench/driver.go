@@ -62,6 +62,9 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	switch name := p.Contender; name {
 	case "kopf-wasm":
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
+	case "kopf-wasm-scraped": // its metrics read every 5 s, as Prometheus would
+		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench",
+			"-scrape-every", "5s"), nil
 	case "native":
 		self, err := os.Executable()
 		if err != nil {
