@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
@@ -38,6 +39,9 @@ func (e *Executor) Apply(ctx context.Context, subj *Subject, p *persistence.Patc
 			if req, err = req.Relocked(last.ResourceVersion); err != nil {
 				return last, err
 			}
+		}
+		if e.log.Enabled(ctx, slog.LevelDebug) { // -v: Kopf's "Patching with: ..."
+			e.log.Debug(fmt.Sprintf("Patching%s with: %s", subSuffix(req.Subresource), req.Data), ObjectAttrs(obj)...)
 		}
 		out, err := e.opts.Cluster.Patch(ctx, subj.Resource, obj.GetNamespace(), obj.GetName(), req.Subresource, req.Type, req.Data)
 		switch {

@@ -3,6 +3,7 @@ package execution_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
@@ -205,5 +207,27 @@ func TestFoldApplyReport(t *testing.T) {
 	exec.Fold(p, subj, h, r, true)
 	if _, err := exec.Apply(context.Background(), subj, p); !errors.Is(err, execution.ErrGone) {
 		t.Errorf("apply to a deleted object: %v, want ErrGone", err)
+	}
+}
+
+// At debug level (-v) every write is logged with its body, as Kopf's
+// "Patching with: ..."; at info nothing is.
+func TestApplyLogsPatchesAtDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
+		var logs strings.Builder
+		opts := execution.Options{
+			Modules: func(string) execution.Module { return nil }, Settings: settings.Default(), Cluster: &fakeCluster{},
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level})),
+		}
+		exec := execution.New(opts)
+		p := persistence.NewPatch(true)
+		p.Set(objects.ParsePath("status.create_fn.message"), "hi")
+		if _, err := exec.Apply(context.Background(), execution.NewSubject(ref, true, object()), p); err != nil {
+			t.Fatal(err)
+		}
+		logged := strings.Contains(logs.String(), `msg="Patching status with: {\"status\":{\"create_fn\":{\"message\":\"hi\"}}}"`)
+		if logged != (level == slog.LevelDebug) {
+			t.Errorf("at level %s the log is %q", level, logs.String())
+		}
 	}
 }

@@ -282,6 +282,9 @@ func (o *Operator) eventHandler(resource string) kube.Handler {
 		if s != nil && ctx != nil {
 			o.observeIndexes(ctx, s.res, ev)
 		}
+		if o.log.Enabled(context.Background(), slog.LevelDebug) { // -v: every watch event, as Kopf's debug log
+			o.log.Debug(fmt.Sprintf("Received a watch event %s (resourceVersion %s).", ev.Type, ev.Object.GetResourceVersion()), execution.ObjectAttrs(ev.Object)...)
+		}
 		o.mem.observe(key, ev, keep)
 		o.queue.Add(key)
 	}

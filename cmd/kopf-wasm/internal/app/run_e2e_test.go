@@ -46,7 +46,7 @@ func TestRunE2E(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &stdout, Err: &stderr},
-			[]string{"run", "--kubeconfig", env.Kubeconfig, "--standalone", "-L", liveness, "--log-format", "plain", "--config", config, mod})
+			[]string{"run", "--kubeconfig", env.Kubeconfig, "--standalone", "-L", liveness, "--log-format", "plain", "-v", "--config", config, mod})
 	}()
 
 	dyn, err := dynamic.NewForConfig(env.Config)
@@ -90,7 +90,10 @@ func TestRunE2E(t *testing.T) {
 		t.Fatal("run did not return within 30s of the context ending")
 	}
 	logs := stderr.String()
-	for _, want := range []string{"module loaded", "And here we are! Creating", "stopped"} {
+	// -v adds what Kopf's debug log shows: the watch events and the
+	// patches with their bodies.
+	for _, want := range []string{"module loaded", "And here we are! Creating", "stopped",
+		"Received a watch event ADDED", `Patching status with: {"status":{"create_fn":{"message":"hello world"}`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the logs lack %q:\n%s", want, logs)
 		}
