@@ -29,6 +29,10 @@ func startCoordination(kc *kube.Client, g *gate.Gate, namespaces kube.Namespaces
 	s := opts.Settings
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &coordination{gate: g, cancel: cancel}
+	if s.LeaderElection.Enabled && s.Sharding.Enabled {
+		cancel()
+		return nil, fmt.Errorf("%w: leader election and sharding exclude each other: pass --leader-elect or --shards", ErrUsage)
+	}
 	identity := peering.Identity(time.Now())
 	if s.LeaderElection.Enabled {
 		ns := s.LeaderElection.Namespace
@@ -68,6 +72,9 @@ func startCoordination(kc *kube.Client, g *gate.Gate, namespaces kube.Namespaces
 		// Replicas of one Deployment would be peers of the same priority
 		// and all pause: leader election replaces auto peering.
 		opts.Logger.Info("Leader election is on: Kopf's auto peering is off (pass -P NAME to peer with other operators too).")
+	case s.Sharding.Enabled && !s.Peering.Mandatory:
+		// The same: shards are replicas of one operator.
+		opts.Logger.Info("Sharding is on: Kopf's auto peering is off (pass -P NAME to peer with other operators too).")
 	default:
 		p := peering.New(peering.Options{
 			Kube: kc, Gate: g, Settings: s.Peering, Namespaces: namespaces, Identity: identity, Logger: opts.Logger,
