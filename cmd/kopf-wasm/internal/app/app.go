@@ -71,7 +71,7 @@ func newRoot(streams Streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return clierr.Usagef(err, fmt.Sprintf("see '%s --help'", cmd.CommandPath()))
 	})
-	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), rbacCmd(g), buildCmd(g), pushCmd(g), pullCmd(g), initCmd(g), cacheCmd(g), freezeCmd(g), resumeCmd(g), versionCmd(g))
+	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), rbacCmd(g), buildCmd(g), pushCmd(g), pullCmd(g), initCmd(g), cacheCmd(g), freezeCmd(g), resumeCmd(g), imageCmd(g), versionCmd(g))
 	return root
 }
 
