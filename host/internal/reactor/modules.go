@@ -136,6 +136,9 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	if err != nil {
 		return err
 	}
+	if !resume && o.unchanged(reg) {
+		return nil // a rescan that found what is served already
+	}
 	o.mu.Lock()
 	old := o.modules
 	o.modules, o.registry = modules, reg

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -173,4 +174,30 @@ func (o *Operator) rescan(ctx context.Context) {
 	if err := o.swap(ctx, nil, false); err != nil && ctx.Err() == nil {
 		o.log.Error(fmt.Sprintf("rescan: %v", err))
 	}
+}
+
+// unchanged reports whether reg serves the same handlers on the same
+// resources as the operator's registry: a rescan that finds nothing new
+// changes nothing (no watch, webhook configuration or spawner touched).
+func (o *Operator) unchanged(reg *registry.Registry) bool {
+	o.mu.RLock()
+	cur := o.registry
+	o.mu.RUnlock()
+	return cur != nil && fingerprint(cur) == fingerprint(reg)
+}
+
+// fingerprint names every resource handler of reg with its module and
+// resource, and every left-out handler with its reason.
+func fingerprint(reg *registry.Registry) string {
+	var parts []string
+	for _, ref := range reg.Resources() {
+		for _, h := range reg.Handlers(ref) {
+			parts = append(parts, h.Module+"/"+h.ID()+"@"+refString(ref)+"/"+ref.Kind)
+		}
+	}
+	for _, u := range reg.Unresolved() {
+		parts = append(parts, u.Module+"/"+u.Spec.ID+"!"+u.Err.Error())
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "\n")
 }
