@@ -57,6 +57,10 @@ type EventInput struct {
 type AdmissionInput struct {
 	Request abi.AdmissionRequest
 	Old     map[string]any
+	// Raw and OldRaw are the object (the Subject's) and the old object as
+	// the review carried them, valid JSON; set, they are passed as they
+	// are instead of being encoded again from the decoded maps. Optional.
+	Raw, OldRaw json.RawMessage
 }
 
 // Request builds the request of a call of h: the only place in the host
@@ -74,8 +78,11 @@ func Request(h *registry.Handler, in Input) (*abi.Request, error) {
 		return req, nil
 	}
 	if in.Subject != nil {
-		raw, err := in.Subject.Raw()
-		if err != nil {
+		var raw json.RawMessage
+		var err error
+		if in.Admission != nil && in.Admission.Raw != nil {
+			raw = in.Admission.Raw
+		} else if raw, err = in.Subject.Raw(); err != nil {
 			return nil, err
 		}
 		obj := in.Subject.Object
@@ -159,7 +166,9 @@ func admissionKwargs(req *abi.Request, in Input) error {
 		old = in.Admission.Old
 	}
 	var err error
-	if req.Old, err = rawOrNil(old); err != nil {
+	if in.Admission.OldRaw != nil && old != nil {
+		req.Old = in.Admission.OldRaw
+	} else if req.Old, err = rawOrNil(old); err != nil {
 		return err
 	}
 	var body any
@@ -167,7 +176,15 @@ func admissionKwargs(req *abi.Request, in Input) error {
 		req.New = req.Body
 		body = in.Subject.Object.Object
 	}
-	req.Diff, err = objects.Compare(old, body).ABI()
+	diff := objects.Compare(old, body)
+	// A creation's diff adds the whole object: its JSON is the body's.
+	whole := old == nil && body != nil && len(diff) == 1 && len(diff[0].Field) == 0 && req.Body != nil
+	if whole {
+		diff[0].New = nil
+	}
+	if req.Diff, err = diff.ABI(); err == nil && whole {
+		req.Diff[0].New = req.Body
+	}
 	return err
 }
 

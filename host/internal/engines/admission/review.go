@@ -56,7 +56,7 @@ func (s *Server) review(r *http.Request, t target, req *admissionv1.AdmissionReq
 				DryRun: req.DryRun != nil && *req.DryRun, UserInfo: encodeUserInfo(req.UserInfo),
 				Headers: r.Header.Clone(),
 			},
-			Old: old,
+			Old: old, Raw: bodyRaw(req), OldRaw: rawOrNil(req.OldObject.Raw),
 		},
 	}
 	selected, err := s.selectHandlers(ctx, candidates, req, in)
@@ -137,6 +137,23 @@ func decodeObjects(req *admissionv1.AdmissionRequest) (body, old map[string]any,
 		return nil, nil, protocolErrorf(http.StatusBadRequest, "the request has neither an object nor an oldObject")
 	}
 	return body, old, nil
+}
+
+// bodyRaw is the JSON of the handlers' body as the review carried it: the
+// object, or on DELETE the old object (see decodeObjects).
+func bodyRaw(req *admissionv1.AdmissionRequest) json.RawMessage {
+	if raw := rawOrNil(req.Object.Raw); raw != nil {
+		return raw
+	}
+	return rawOrNil(req.OldObject.Raw)
+}
+
+// rawOrNil is raw, or nil when it is empty or null.
+func rawOrNil(raw []byte) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
 }
 
 func decodeObject(raw []byte) (map[string]any, error) {
