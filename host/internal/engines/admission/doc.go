@@ -14,7 +14,10 @@
 // with the same id cannot collide. The managed configurations point one
 // webhook at each. "/validate" and "/mutate" serve every validating (or
 // mutating) handler of every module at once, for configurations written
-// by hand with one webhook.
+// by hand with one webhook. Through a Service, whose path segments the API
+// server requires to be DNS-1123 names, a handler is reached on its
+// [ServicePath] ("/admission/check-field" for "check_field"), which the
+// server answers as well.
 //
 // # Semantics (Kopf's)
 //
@@ -60,6 +63,6 @@
 // settings.Admission.MaxRequestBytes is served; anything else gets a 4xx
 // with a reason (400 for a body that is not an AdmissionReview, 404 for a
 // handler or resource this server does not serve, 405, 413). TLS 1.2 is
-// the least version. During a dry run the Kubernetes writes of a handler
+// the least version; HTTP/2 and HTTP/1.1 are offered. During a dry run the Kubernetes writes of a handler
 // that does not declare side effects are refused by the host.
 package admission
