@@ -64,8 +64,11 @@ func TestGroups(t *testing.T) {
 		{name: "-n with -A", args: []string{"-n", "a", "-A"}, err: "exclude each other"},
 		{name: "-n with -A from the environment", args: []string{"-n", "a"}, env: map[string]string{"KOPF_WASM_ALL_NAMESPACES": "true"},
 			err: "exclude each other"},
-		{name: "peering", args: []string{"-P", "default"}, err: "peering is not supported yet; run with --standalone"},
-		{name: "priority from the environment", env: map[string]string{"KOPF_WASM_PRIORITY": "100"}, err: "peering is not supported yet"},
+		{name: "peering", args: []string{"-P", "ops"}, check: func(f *flags) bool { return f.Name == "ops" }},
+		{name: "priority from the environment", env: map[string]string{"KOPF_WASM_PRIORITY": "100"},
+			check: func(f *flags) bool { return f.Priority == 100 }},
+		{name: "standalone from the environment with -P", args: []string{"-P", "ops"}, env: map[string]string{"KOPF_WASM_STANDALONE": "true"},
+			err: "--standalone and -P/--peering exclude each other"},
 		{name: "bad env value", env: map[string]string{"KOPF_WASM_ALL_NAMESPACES": "maybe"}, err: "KOPF_WASM_ALL_NAMESPACES"},
 		{name: "bad output", args: []string{"-o", "yaml"}, err: "use -o table or -o json"},
 	}
