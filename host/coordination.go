@@ -72,9 +72,6 @@ func startCoordination(kc *kube.Client, g *gate.Gate, namespaces kube.Namespaces
 		// Replicas of one Deployment would be peers of the same priority
 		// and all pause: leader election replaces auto peering.
 		opts.Logger.Info("Leader election is on: Kopf's auto peering is off (pass -P NAME to peer with other operators too).")
-	case s.Sharding.Enabled && !s.Peering.Mandatory:
-		// The same: shards are replicas of one operator.
-		opts.Logger.Info("Sharding is on: Kopf's auto peering is off (pass -P NAME to peer with other operators too).")
 	default:
 		p := peering.New(peering.Options{
 			Kube: kc, Gate: g, Settings: s.Peering, Namespaces: namespaces, Identity: identity, Logger: opts.Logger,
