@@ -90,7 +90,7 @@ func TestInspect(t *testing.T) {
 func TestInvoke(t *testing.T) {
 	mod := wasmtest.Path(t, "kopfexample")
 	obj := []byte(`{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"ex","namespace":"default"},"spec":{"field":"a"}}`)
-	req, resp, err := Invoke(t.Context(), Invocation{Module: mod, Handler: "create_fn", Object: obj})
+	req, resp, err := Invoke(t.Context(), Invocation{Settings: cached(t), Module: mod, Handler: "create_fn", Object: obj})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestInvoke(t *testing.T) {
 		t.Errorf("request %+v, response %+v (result %s)", req, resp, resp.Result)
 	}
 	for _, id := range []string{"nope", ""} {
-		_, _, err = Invoke(t.Context(), Invocation{Module: mod, Handler: id, Object: obj})
+		_, _, err = Invoke(t.Context(), Invocation{Settings: cached(t), Module: mod, Handler: id, Object: obj})
 		if !errors.Is(err, ErrNoHandler) || !strings.Contains(err.Error(), "create_fn, delete_fn, update_fn") {
 			t.Errorf("handler %q: error = %v, want ErrNoHandler listing the ids", id, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
@@ -44,7 +45,7 @@ func TestInvokeKubeconfigE2E(t *testing.T) {
 	invoke := func() (string, *abi.Response) {
 		t.Helper()
 		var calls []string
-		_, resp, err := host.Invoke(t.Context(), host.Invocation{Module: mod, Handler: "reconcile", Object: db, Kubeconfig: env.Kubeconfig,
+		_, resp, err := host.Invoke(t.Context(), host.Invocation{Settings: cachedSettings(t), Module: mod, Handler: "reconcile", Object: db, Kubeconfig: env.Kubeconfig,
 			KubeCalls: func(c host.KubeCall) { calls = append(calls, c.Call()+" "+c.Source) }})
 		if err != nil {
 			t.Fatal(err)
@@ -69,4 +70,12 @@ func TestInvokeKubeconfigE2E(t *testing.T) {
 	if _, err := services.Get(t.Context(), "db1", metav1.GetOptions{}); err == nil {
 		t.Error("invoke created the Service in the cluster; it must only read")
 	}
+}
+
+// cachedSettings are the default settings with the tests' shared compile
+// cache: the module compiles once, not once per Invoke.
+func cachedSettings(t testing.TB) *settings.Settings {
+	s := settings.Default()
+	s.Wasm.CacheDir = wasmtest.CacheDir(t)
+	return &s
 }

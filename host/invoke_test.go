@@ -32,14 +32,14 @@ func TestInvokeFilters(t *testing.T) {
 		{"new value filter", "large/spec.size", obj("ex", ``), nil, `the new value of spec.size does not match the new filter "large"`},
 	}
 	for _, tt := range tests {
-		_, resp, err := Invoke(t.Context(), Invocation{Module: mod, Handler: tt.handler, Object: tt.object, Old: tt.old})
+		_, resp, err := Invoke(t.Context(), Invocation{Settings: cached(t), Module: mod, Handler: tt.handler, Object: tt.object, Old: tt.old})
 		switch {
 		case tt.want == "" && (err != nil || resp.Outcome.Status != abi.OutcomeSuccess):
 			t.Errorf("%s: %v, %+v", tt.name, err, resp)
 		case tt.want != "" && (!errors.Is(err, ErrNotCalled) || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s: error %v, want ErrNotCalled saying %q", tt.name, err, tt.want)
-		case tt.name == "label differs": // one forced call (each call compiles the module)
-			_, resp, err := Invoke(t.Context(), Invocation{Module: mod, Handler: tt.handler, Object: tt.object, Old: tt.old, Force: true})
+		case tt.name == "label differs": // one forced call
+			_, resp, err := Invoke(t.Context(), Invocation{Settings: cached(t), Module: mod, Handler: tt.handler, Object: tt.object, Old: tt.old, Force: true})
 			if err != nil || resp.Outcome.Status != abi.OutcomeSuccess {
 				t.Errorf("%s, forced: %v, %+v", tt.name, err, resp)
 			}
@@ -58,7 +58,7 @@ func TestInvokeStoredObjects(t *testing.T) {
 	list := map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{service, sts}}
 
 	var calls []KubeCall
-	_, resp, err := Invoke(t.Context(), Invocation{Module: mod, Handler: "reconcile", Object: db,
+	_, resp, err := Invoke(t.Context(), Invocation{Settings: cached(t), Module: mod, Handler: "reconcile", Object: db,
 		Objects: []map[string]any{list}, KubeCalls: func(c KubeCall) { calls = append(calls, c) }})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestInvokeStoredObjects(t *testing.T) {
 	}
 
 	calls = nil
-	_, resp, err = Invoke(t.Context(), Invocation{Module: mod, Handler: "reconcile", Object: db,
+	_, resp, err = Invoke(t.Context(), Invocation{Settings: cached(t), Module: mod, Handler: "reconcile", Object: db,
 		Objects: []map[string]any{sts}, KubeCalls: func(c KubeCall) { calls = append(calls, c) }})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestInvokeStoredObjects(t *testing.T) {
 		t.Errorf("calls: %s\nwant   %s\noutcome %+v, patch %s", got, want, resp.Outcome, resp.Patch.Merge)
 	}
 
-	_, _, err = Invoke(t.Context(), Invocation{Module: mod, Handler: "reconcile", Object: db,
+	_, _, err = Invoke(t.Context(), Invocation{Settings: cached(t), Module: mod, Handler: "reconcile", Object: db,
 		Objects: []map[string]any{{"kind": "Service"}}})
 	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "needs apiVersion, kind and metadata.name") {
 		t.Errorf("a stored object without a name: %v", err)

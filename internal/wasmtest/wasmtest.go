@@ -156,3 +156,16 @@ func newestSource(paths ...string) (time.Time, error) {
 	}
 	return newest, nil
 }
+
+// CacheDir is a compile cache that the tests of every package share
+// (bin/wasm-cache in the repository): a test that loads a module the way
+// the CLI does, with a cache, compiles it once per module version rather
+// than once per test.
+func CacheDir(tb testing.TB) string {
+	tb.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return filepath.Join(root, "bin", "wasm-cache")
+}
