@@ -25,7 +25,7 @@ func TestCache(t *testing.T) {
 		t.Errorf("cache: %q; want an empty modules cache", r.out)
 	}
 	r = run(t.Context(), "", "cache", "prune", "--max-size", "0")
-	if r.code != 0 || !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(root) + `/wasm +0 +0 B$`).MatchString(r.out) ||
+	if r.code != 0 || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(root)+`/wasm +0 +0 B$`).MatchString(r.out) ||
 		!strings.Contains(r.errOut, root+"/wasm: removed ") {
 		t.Errorf("cache prune --max-size 0: %+v; want the compile cache emptied", r)
 	}
