@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -52,6 +53,7 @@ func TestBuildPushPull(t *testing.T) {
 	}
 	opts := Options{Binaries: bins, CACerts: certs, Created: time.Unix(1700000000, 0), Version: "v0.0.0-test",
 		Revision: "abc", Source: "https://github.com/kopf-wasm/kopf-wasm"}
+	start := time.Now()
 	idx, err := Build(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +76,8 @@ func TestBuildPushPull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("built and pushed in %s (the go builds before it not counted); compressed sizes: %s",
+		time.Since(start).Round(time.Millisecond), sizes(t, idx))
 	if !strings.HasSuffix(pushed, "@"+d1.String()) {
 		t.Errorf("pushed %s, want the digest %s", pushed, d1)
 	}
@@ -179,4 +183,34 @@ func extract(t *testing.T, img v1.Image) map[string][]byte {
 		}
 		out[strings.TrimPrefix(h.Name, "/")] = data
 	}
+}
+
+// sizes are the compressed sizes of the index's images, by platform.
+func sizes(t *testing.T, idx v1.ImageIndex) string {
+	t.Helper()
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range im.Manifests {
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers, err := img.Layers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for _, l := range layers {
+			n, err := l.Size()
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += n
+		}
+		out = append(out, fmt.Sprintf("%s %.1f MB", d.Platform.Architecture, float64(total)/1e6))
+	}
+	return strings.Join(out, ", ")
 }
