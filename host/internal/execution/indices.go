@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
@@ -53,4 +54,13 @@ type indexHost struct {
 // IndexLookup answers from the module's indexes.
 func (h *indexHost) IndexLookup(_ context.Context, req abi.IndexLookupRequest) abi.IndexLookupResponse {
 	return h.ix.Lookup(h.module, req)
+}
+
+// LogAttrs forwards the wrapped host's log attributes (the processing
+// cycle), so that guests' records keep them.
+func (h *indexHost) LogAttrs() []slog.Attr {
+	if la, ok := h.Host.(wasmrt.LogAttrser); ok {
+		return la.LogAttrs()
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func TestStalledWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, kc, newOperator(t, kc, ns, set, load(t, newRuntime(t), "kopfexample", "kopfexample")))
+	op := run(t, kc, newOperator(t, kc, ns, set, load(t, newRuntime(t), "kopfexample", "kopfexample")))
 
 	const n = 5
 	for i := range n {
@@ -99,7 +99,7 @@ func TestStalledWatch(t *testing.T) {
 		if v, _ := metrics.Sample("kopf_wasm_watch_stalled", "resource", "kopfexamples.v1.kopf.dev", "namespace", ns); v != 0 {
 			return fmt.Errorf("kopf_wasm_watch_stalled is %v", v)
 		}
-		return nil
+		return op.Ready()
 	})
 	if proxy.Accepted.Load() <= int64(frozen) {
 		t.Errorf("the host made no new connection after the stall (%d accepted, %d frozen)", proxy.Accepted.Load(), frozen)
