@@ -55,6 +55,12 @@ type Request struct {
 	Retry   int       `json:"retry"`
 	Started time.Time `json:"started,omitempty"`
 	Runtime float64   `json:"runtime,omitempty"`
+	// Deadline is when the host stops this call: its start plus
+	// wasm.callTimeout, or sooner when what the call serves ends sooner
+	// (an admission review's timeout). Zero: no limit but the host's stop
+	// (daemons). Guests give it to their libraries (the Go SDK's
+	// ctx.Context()).
+	Deadline time.Time `json:"deadline,omitzero"`
 	// Param is the handler's [Options.Param].
 	Param json.RawMessage `json:"param,omitempty"`
 	// Memo is the in-memory memo (a JSON object) as the last call left it:

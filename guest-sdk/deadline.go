@@ -6,12 +6,12 @@ import (
 )
 
 // Context is the handler's deadline as a context.Context, for libraries
-// that take one. With a [Timeout] option the deadline is the first
-// attempt's start plus the timeout, Kopf's timeout= (after it the host
-// fails the handler instead of retrying); without one there is no
-// deadline. The context is cancelled when the call returns. The host's
-// per-call limit (wasm.callTimeout) is not in it: the host stops a call
-// that outlives it whatever the handler does.
+// that take one: the sooner of the host's limit for this call
+// (wasm.callTimeout, or an admission review's timeout) and, with a
+// [Timeout] option, the first attempt's start plus the timeout (Kopf's
+// timeout=: after it the host fails the handler instead of retrying). A
+// daemon's has only its Timeout. The context is cancelled when the call
+// returns.
 func (c *Context) Context() context.Context {
 	if c.goctx == nil {
 		c.goctx, c.cancel = context.Background(), func() {}
@@ -22,14 +22,17 @@ func (c *Context) Context() context.Context {
 	return c.goctx
 }
 
-// Deadline is when the handler's [Timeout] runs out, and whether it has
+// Deadline is when this call must be over — the host's limit for the call
+// or the handler's [Timeout], whichever comes first — and whether there is
 // one.
 func (c *Context) Deadline() (time.Time, bool) {
-	t := c.handler.spec.Options.Timeout
-	if t <= 0 || c.req.Started.IsZero() {
-		return time.Time{}, false
+	d := c.req.Deadline
+	if t := c.handler.spec.Options.Timeout; t > 0 && !c.req.Started.IsZero() {
+		if own := c.req.Started.Add(time.Duration(t * float64(time.Second))); d.IsZero() || own.Before(d) {
+			d = own
+		}
 	}
-	return c.req.Started.Add(time.Duration(t * float64(time.Second))), true
+	return d, !d.IsZero()
 }
 
 // release cancels the call's context, if a handler asked for it.

@@ -38,6 +38,8 @@ func decodeSmall(req *abi.Request, key string, val []byte) error {
 		return decodeFloat(val, &req.Runtime)
 	case "started":
 		return req.Started.UnmarshalJSON(val)
+	case "deadline":
+		return req.Deadline.UnmarshalJSON(val)
 	case "resource":
 		if req.Resource != nil { // a repeated key: encoding/json merges into the first
 			return json.Unmarshal(val, &req.Resource)

@@ -56,6 +56,8 @@ var requestSeeds = []string{
 	`{"retry":2,"runtime":1.5,"started":"2026-11-22T10:00:00Z","diff":[{"op":"add","field":["a"],"new":1}]}`,
 	`{"diff":[{"op":"change","field":[],"old":1,"new":2}]}`,
 	`{"diff":[]}`,
+	`{"started":"2026-11-22T10:00:00Z","deadline":"2026-11-22T10:00:30.5Z"}`,
+	`{"deadline":null}`,
 	`{"diff":[null,{"op":"change","field":["a"],"field":["b","c"],"old":1,"new":null},{"field":null}]}`,
 	`{"resource":null,"diff":null,"retry":null,"handler":null,"started":null,"runtime":null}`,
 	`{"handler":"h\u00e9\"","name":"café","retry":-0,"runtime":1e-3}`,

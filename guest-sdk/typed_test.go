@@ -314,6 +314,20 @@ func TestContextDeadline(t *testing.T) {
 	if resp := run(t, &recorder{}, abi.Request{Handler: "untimed", Started: started}); without.ok || resp.Outcome.Status != abi.OutcomeSuccess {
 		t.Errorf("without a timeout: deadline %v, outcome %+v", without.ok, resp.Outcome)
 	}
+	// The host's limit for the call counts too, whichever is sooner.
+	hostLimit := started.Add(30 * time.Second)
+	run(t, &recorder{}, abi.Request{Handler: "timed", Started: started, Deadline: hostLimit})
+	if !with.ok || !with.deadline.Equal(hostLimit) {
+		t.Errorf("a host limit before the timeout: deadline %v %v, want %v", with.deadline, with.ok, hostLimit)
+	}
+	run(t, &recorder{}, abi.Request{Handler: "timed", Started: started, Deadline: started.Add(time.Hour)})
+	if !with.deadline.Equal(started.Add(time.Minute)) {
+		t.Errorf("a host limit after the timeout: deadline %v, want the timeout's", with.deadline)
+	}
+	run(t, &recorder{}, abi.Request{Handler: "untimed", Started: started, Deadline: hostLimit})
+	if !without.ok || !without.deadline.Equal(hostLimit) {
+		t.Errorf("without a timeout, with a host limit: deadline %v %v", without.deadline, without.ok)
+	}
 }
 
 func TestPermitDidYouMean(t *testing.T) {

@@ -123,6 +123,13 @@ impl<'h> Context<'h> {
     pub fn started(&self) -> &str {
         &self.req.started
     }
+
+    /// When the host stops this call (RFC 3339; empty when only the host's
+    /// stop ends it, as for daemons): the call's start plus
+    /// wasm.callTimeout, or an admission review's timeout when sooner.
+    pub fn deadline(&self) -> &str {
+        &self.req.deadline
+    }
     /// The time since the first attempt began.
     pub fn runtime(&self) -> Duration {
         Duration::from_secs_f64(self.req.runtime.max(0.0))

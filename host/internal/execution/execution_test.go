@@ -231,3 +231,37 @@ func TestApplyLogsPatchesAtDebug(t *testing.T) {
 		}
 	}
 }
+
+// A call's request says when the host stops it: wasm.callTimeout after its
+// start, or the caller's deadline when sooner; a daemon's only the caller's.
+func TestCallDeadline(t *testing.T) {
+	mod := newFakeModule(func(*abi.Request) (*abi.Response, error) {
+		return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+	})
+	now := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
+	exec := newExec(mod, &fakeCluster{}, clocktesting.NewFakeClock(now))
+	h, _ := registry.NewHandler("m", abi.HandlerSpec{ID: "create_fn", Kind: abi.KindCreate}, ref)
+	soon := now.Add(2 * time.Second)
+	short, cancel := context.WithDeadline(context.Background(), soon)
+	defer cancel()
+	tests := []struct {
+		name      string
+		ctx       context.Context
+		dedicated bool
+		want      time.Time
+	}{
+		{"the call timeout", context.Background(), false, now.Add(settings.Default().Wasm.CallTimeout)},
+		{"a sooner caller", short, false, soon},
+		{"a daemon", context.Background(), true, time.Time{}},
+		{"a daemon of a caller with a deadline", short, true, soon},
+	}
+	for _, tt := range tests {
+		in := execution.Input{Subject: execution.NewSubject(ref, true, object())}
+		if _, err := exec.Call(tt.ctx, h, in, execution.CallOptions{Dedicated: tt.dedicated}); err != nil {
+			t.Fatal(err)
+		}
+		if got := mod.reqs[len(mod.reqs)-1].Deadline; !got.Equal(tt.want) {
+			t.Errorf("%s: deadline %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -144,6 +145,7 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	host = e.withIndices(h.Module, host)
 	var resp *abi.Response
 	called := e.opts.Clock.Now()
+	req.Deadline = e.deadline(ctx, called, opts.Dedicated)
 	if opts.Dedicated {
 		resp, err = mod.HandleDedicated(ctx, req, host)
 	} else {
@@ -205,4 +207,18 @@ func (e *Executor) attrs(subj *Subject, h *registry.Handler) []any {
 		out = subj.Attrs()
 	}
 	return append(out, "handler", h.ID(), "module", h.Module)
+}
+
+// deadline is when the host stops a call started at now: the wasm call
+// timeout, or ctx's deadline when sooner (a review's timeout); a dedicated
+// call (a daemon) has only ctx's.
+func (e *Executor) deadline(ctx context.Context, now time.Time, dedicated bool) time.Time {
+	var d time.Time
+	if t := e.opts.Settings.Wasm.CallTimeout; t > 0 && !dedicated {
+		d = now.Add(t)
+	}
+	if c, ok := ctx.Deadline(); ok && (d.IsZero() || c.Before(d)) {
+		d = c
+	}
+	return d
 }

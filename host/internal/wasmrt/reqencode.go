@@ -83,6 +83,14 @@ func appendRequest(b []byte, req *abi.Request) ([]byte, error) {
 	if req.Runtime != 0 {
 		value("runtime", req.Runtime)
 	}
+	if !req.Deadline.IsZero() { // omitzero
+		key("deadline")
+		if ts, terr := req.Deadline.MarshalJSON(); terr != nil {
+			err = terr
+		} else {
+			b = append(b, ts...)
+		}
+	}
 	raw("param", req.Param)
 	raw("memo", req.Memo)
 	if len(req.Indices) > 0 {

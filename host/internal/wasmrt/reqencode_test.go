@@ -43,7 +43,7 @@ func TestAppendRequestMatchesEncodingJSON(t *testing.T) {
 			Resource: &abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true},
 			Body:     body, Name: "ex", Namespace: "ns", UID: "u-1", Old: raw(t, "a"), New: raw(t, map[string]any{"k": "v"}),
 			Diff:  []abi.DiffItem{{Op: abi.DiffChange, Field: []string{"spec", "field"}, Old: raw(t, "a"), New: raw(t, "b")}},
-			Retry: 3, Started: started, Runtime: 12.25, Param: raw(t, map[string]any{"p": []any{1, 2}}), Memo: raw(t, map[string]any{"m": one})}},
+			Retry: 3, Started: started, Runtime: 12.25, Deadline: started.Add(30 * time.Second), Param: raw(t, map[string]any{"p": []any{1, 2}}), Memo: raw(t, map[string]any{"m": one})}},
 		{"strings to escape", &abi.Request{Handler: "h\"\\\n\r\t\b\f\x01\x1f<>&\u2028\u2029é\xff\xfe", Kind: "k", Name: "日本"}},
 		{"event", &abi.Request{Handler: "e", Kind: abi.KindEvent, Body: body, Event: &abi.WatchEvent{Type: "MODIFIED", Object: body}}},
 		{"event of the listing", &abi.Request{Handler: "e", Kind: abi.KindEvent, Event: &abi.WatchEvent{Object: body}}},
