@@ -24,7 +24,9 @@ The rules are the host's own needs plus every permission the modules declare
 (kopf.Permit). The host's needs, for each resource a handler selects: get,
 list, watch and patch on it and patch on its status; create on core events;
 and, for a ClusterRole, list and watch on namespaces (to follow namespace
-patterns). Validating and mutating handlers need nothing on their resources;
+patterns) and on customresourcedefinitions (to serve resources created while
+the host runs; with a Role the host warns and serves those it found at its
+start). Validating and mutating handlers need nothing on their resources;
 when a module has any, a ClusterRole also gets create and patch on
 validatingwebhookconfigurations and mutatingwebhookconfigurations (for
 --webhook-managed; a Role cannot grant them). Discovery needs no rule.

@@ -8,7 +8,8 @@
 // results) and patch on its status subresource; create on core events (the
 // events the host and the handlers post). A ClusterRole also gets list and
 // watch on namespaces, which the host uses to follow namespace patterns
-// (-n 'team-*'). Validating and mutating handlers get their objects in the
+// (-n 'team-*'), and list and watch on customresourcedefinitions, which the
+// host follows to serve resources created while it runs. Validating and mutating handlers get their objects in the
 // admission reviews and need nothing on their resources; when a module has
 // any, a ClusterRole gets create and patch on validatingwebhookconfigurations
 // and mutatingwebhookconfigurations, for the managed configurations (a Role
@@ -145,12 +146,14 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 	if scope.Namespace == "" {
 		grant("", "namespaces", "list", "watch")
 	}
+	if scope.Namespace == "" {
+		// The host watches the CRDs to serve resources created or removed
+		// while it runs (settings.watching.scanCRDs): those of categories
+		// and of everything, and named ones that appear later.
+		grant("apiextensions.k8s.io", "customresourcedefinitions", "list", "watch")
+	}
 	if many {
-		// The resources of a category or of everything change with the
-		// CRDs, which the host watches.
-		if scope.Namespace == "" {
-			grant("apiextensions.k8s.io", "customresourcedefinitions", "list", "watch")
-		} else {
+		if scope.Namespace != "" {
 			notes = append(notes, "the modules select categories or everything: a Role cannot grant the cluster-scoped CRDs "+
 				"the host watches to follow them (it then serves the resources found at its start); use a ClusterRole (no --namespace)")
 		}

@@ -65,7 +65,10 @@ func TestGenerateRules(t *testing.T) {
 		rule("", []string{"namespaces"}, "list", "watch"),
 		rule("kopf.dev", []string{"kopfexamples"}, "get", "list", "patch", "watch"),
 		rule("kopf.dev", []string{"kopfexamples/status"}, "patch"),
+		rule("apiextensions.k8s.io", []string{"customresourcedefinitions"}, "list", "watch"), // a cluster role: the CRDs the host follows
 	}
+	// cluster is hostOwn in the order of a ClusterRole's rules.
+	cluster := []Rule{hostOwn[0], hostOwn[1], hostOwn[4], hostOwn[2], hostOwn[3]}
 	tests := []struct {
 		name   string
 		ns     string
@@ -73,7 +76,7 @@ func TestGenerateRules(t *testing.T) {
 		want   []Rule
 		guests int
 	}{
-		{"handled resources only, cluster", "", []abi.Manifest{manifest("kex", kex)}, hostOwn, 0},
+		{"handled resources only, cluster", "", []abi.Manifest{manifest("kex", kex)}, cluster, 0},
 		{"handled resources only, namespace", "team-a", []abi.Manifest{manifest("kex", kex)},
 			[]Rule{hostOwn[0], hostOwn[2], hostOwn[3]}, 0},
 		{"declared permissions merge by group and verbs", "", []abi.Manifest{manifest("db",
@@ -88,6 +91,7 @@ func TestGenerateRules(t *testing.T) {
 			rule("", []string{"configmaps"}, "get", "list", "patch", "watch"),
 			rule("", []string{"namespaces"}, "list", "watch"),
 			rule("", []string{"configmaps/status"}, "patch"),
+			hostOwn[4],
 			rule("apps", []string{"statefulsets"}, "create", "get", "patch"),
 			rule("batch", []string{"cronjobs"}, "*"),
 		}, 0},
@@ -95,7 +99,7 @@ func TestGenerateRules(t *testing.T) {
 			manifest("a", []abi.HandlerSpec{handler("a", abi.KindTimer, "kopf.dev", "KopfExample")}),
 			manifest("b", []abi.HandlerSpec{handler("b", abi.KindDaemon, "example.com", "widgets")}),
 		}, []Rule{
-			hostOwn[0], hostOwn[1],
+			hostOwn[0], hostOwn[1], hostOwn[4],
 			rule("example.com", []string{"widgets"}, "get", "list", "patch", "watch"),
 			rule("example.com", []string{"widgets/status"}, "patch"),
 			hostOwn[2], hostOwn[3],
@@ -108,12 +112,13 @@ func TestGenerateRules(t *testing.T) {
 		}, []Rule{
 			hostOwn[0], hostOwn[1],
 			rule("admissionregistration.k8s.io", []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, "create", "patch"),
+			hostOwn[4],
 		}, 0},
 		{"convert handlers: patch on the CRDs", "", []abi.Manifest{
 			manifest("c", []abi.HandlerSpec{handler("c", abi.KindConvert, "example.com", "widgets")}),
 		}, []Rule{
 			hostOwn[0], hostOwn[1],
-			rule("apiextensions.k8s.io", []string{"customresourcedefinitions"}, "patch"),
+			rule("apiextensions.k8s.io", []string{"customresourcedefinitions"}, "list", "patch", "watch"),
 		}, 0},
 		{"a category and everything in a group: every resource, and the CRDs", "", []abi.Manifest{
 			manifest("c", []abi.HandlerSpec{
