@@ -192,38 +192,55 @@ func TestReloadOCITag(t *testing.T) {
 	e.create("obj-0")
 	e.has("obj-0", "create_fn", "v1")
 
-	// Objects are created continuously while v2 is pushed and the tag moves.
+	// Objects are created continuously while v2 is pushed and the tag
+	// moves, and for 10 more after the swap (under load the new version's
+	// pull and compile take seconds: a fixed count could end before it).
 	created := make(chan int)
+	stop := make(chan struct{})
 	go func() {
 		defer close(created)
-		for i := 1; i <= 40; i++ {
+		for i := 1; ; i++ {
 			if err := e.tryCreate(fmt.Sprintf("obj-%d", i)); err != nil {
 				t.Error(err)
 			}
 			created <- i
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}()
+	total, swappedAt := 0, 0
 	for i := range created {
-		if i == 10 {
+		total = i
+		switch {
+		case i == 10:
 			push("testguests/reloadv2")
+		case swappedAt == 0 && i > 10 && strings.Contains(logs.String(), "modules reloaded"):
+			swappedAt = i
+		case swappedAt > 0 && i == swappedAt+10, i == 600:
+			close(stop)
+			for range created { // the one in flight
+				total++
+			}
 		}
 	}
 	waitFor(t, "v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
 	versions := map[string]int{}
-	for i := 0; i <= 40; i++ {
+	for i := 0; i <= total; i++ {
 		name := fmt.Sprintf("obj-%d", i)
 		waitFor(t, name+" handled", func() bool { return e.version(name, "create_fn") != "" })
 		versions[e.version(name, "create_fn")]++
 	}
 	time.Sleep(time.Second) // a second run would show by now
-	for i := 0; i <= 40; i++ {
+	for i := 0; i <= total; i++ {
 		name := fmt.Sprintf("obj-%d", i)
 		if runs := e.annotation(name, "create-runs"); runs != "1" {
 			t.Errorf("%s was created %s times", name, runs)
 		}
 	}
-	if versions["v1"] == 0 || versions["v2"] == 0 || versions["v1"]+versions["v2"] != 41 {
+	if versions["v1"] == 0 || versions["v2"] == 0 || versions["v1"]+versions["v2"] != total+1 {
 		t.Errorf("objects by version: %v", versions)
 	}
 	t.Logf("objects by version: %v", versions)

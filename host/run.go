@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
@@ -110,7 +111,14 @@ func Run(ctx context.Context, opts Options) error {
 		if err := r.pollTags(opts, refs); err != nil {
 			return err
 		}
-		go r.run(ctx, every)
+		// Run returns only after the reloader has stopped: a tag's pull in
+		// flight writes into the module cache, which is the caller's once
+		// Run has returned (TestReloadOCITag's TempDir found it written to).
+		reloadCtx, stopReloading := context.WithCancel(ctx)
+		var reloading sync.WaitGroup
+		reloading.Add(1)
+		go func() { defer reloading.Done(); r.run(reloadCtx, every) }()
+		defer func() { stopReloading(); reloading.Wait() }()
 	}
 	return runOperator(ctx, op, live, opts)
 }
