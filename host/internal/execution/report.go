@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -16,6 +17,9 @@ import (
 // at level info. stopping is the reason a timer or daemon is being
 // stopped ("" otherwise): its failure then is expected and logged as such.
 func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handler, step Step, stopping string) {
+	if step.Err == nil && h.Kind() == abi.KindIndex && !e.log.Enabled(ctx, slog.LevelDebug) {
+		return // an index handler's success, on every watch event: logged at debug only
+	}
 	attrs := e.attrs(subj, h)
 	id := h.ID()
 	var ignored *IgnoredError

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 )
 
@@ -67,5 +68,19 @@ func TestVerbOf(t *testing.T) {
 		if got := verbOf(req); got != tc.want {
 			t.Errorf("%s %s: %q, want %q", tc.method, tc.url, got, tc.want)
 		}
+	}
+}
+
+// A watch stopped while stalled (a swap or a rescan dropped its resource)
+// is no longer stalled: the mark would fail readiness for good.
+func TestStoppedWatchIsNotStalled(t *testing.T) {
+	c := &Client{stalls: newStallTracker()}
+	res := Resource{ResourceRef: abi.ResourceRef{Group: "example.com", Version: "v1", Plural: "gizmos", Namespaced: true}}
+	w := &Watch{c: c, res: res}
+	c.stalls.stall(watchScope{resource: gvrString(res.GVR()), namespace: "a"})
+	c.stalls.stall(watchScope{resource: gvrString(res.GVR()), namespace: "b"})
+	w.unstall("a")
+	if s := c.Stalled(); len(s) != 1 || !strings.HasPrefix(s[0], "gizmos.v1.example.com in b ") {
+		t.Errorf("after stopping the scope in a: %q, want only b stalled", s)
 	}
 }

@@ -106,6 +106,7 @@ func (w *Watch) shutdown() {
 	w.c.unregister(w)
 	for _, s := range scopes {
 		s.stop()
+		w.unstall(s.namespace)
 	}
 	close(w.done)
 }
@@ -141,6 +142,15 @@ func (w *Watch) removeScope(namespace string) {
 	w.mu.Unlock()
 	if s != nil {
 		s.stop()
+		w.unstall(namespace)
+	}
+}
+
+// unstall forgets the stall mark of a stopped scope: a watch that no longer
+// runs is not stalled (the mark would fail readiness for good).
+func (w *Watch) unstall(namespace string) {
+	if w.c.stalls != nil {
+		w.c.stalls.resume(watchScope{resource: gvrString(w.res.GVR()), namespace: namespace})
 	}
 }
 

@@ -223,7 +223,8 @@ func (o *Operator) Run(ctx context.Context) error {
 		return err
 	}
 	if o.opts.Gate != nil {
-		go o.followGate(ctx)
+		o.wg.Add(1) // awaited below: it may resume (queue, spawner) until ctx ends
+		go func() { defer o.wg.Done(); o.followGate(ctx) }()
 	}
 	o.startScanning(ctx)
 	for range o.opts.Settings.Execution.Workers {

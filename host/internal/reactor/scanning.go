@@ -134,7 +134,9 @@ func (o *Operator) startScanning(ctx context.Context) {
 		o.log.Warn("CRDs are not watched; handlers of CRDs created later are served after a restart", "error", err)
 		return
 	}
+	o.wg.Add(1) // awaited by Run: a rescan swaps watches, which Run stops after it
 	go func() {
+		defer o.wg.Done()
 		// A CRD may have appeared between the start's discovery and the
 		// watch: one rescan now.
 		o.rescan(ctx)
