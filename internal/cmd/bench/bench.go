@@ -135,16 +135,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if o.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "kopf-wasm-bench-")
-		if err != nil {
-			return fmt.Errorf("work folder: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		o.WorkDir = dir
-	} else if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
-		return fmt.Errorf("work folder: %w", err)
+	cleanup, err := workFolder(&o.WorkDir, "kopf-wasm-bench-")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
 
 	if err := o.build(ctx, root, progress); err != nil {
@@ -255,4 +250,21 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%s, %d CPUs", model, runtime.NumCPU())
+}
+
+// workFolder makes *dir (a new temporary folder with the prefix when
+// empty) and returns what removes it afterwards: the temporary one only.
+func workFolder(dir *string, prefix string) (cleanup func(), err error) {
+	if *dir != "" {
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			return nil, fmt.Errorf("work folder: %w", err)
+		}
+		return func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("work folder: %w", err)
+	}
+	*dir = tmp
+	return func() { os.RemoveAll(tmp) }, nil
 }

@@ -86,16 +86,11 @@ func runSharding(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if o.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "kopf-wasm-bench-sharding-")
-		if err != nil {
-			return fmt.Errorf("work folder: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		o.WorkDir = dir
-	} else if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
-		return fmt.Errorf("work folder: %w", err)
+	cleanup, err := workFolder(&o.WorkDir, "kopf-wasm-bench-sharding-")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench sharding: "+format+"\n", a...) }
 	if err := buildOperator(ctx, root, o.WorkDir, "kopfexample", &o.WasmModule, &o.WasmOperator, progress); err != nil {
 		return err

@@ -297,16 +297,11 @@ func runSpawning(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if o.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "kopf-wasm-bench-spawning-")
-		if err != nil {
-			return fmt.Errorf("work folder: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		o.WorkDir = dir
-	} else if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
-		return fmt.Errorf("work folder: %w", err)
+	cleanup, err := workFolder(&o.WorkDir, "kopf-wasm-bench-spawning-")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench spawning: "+format+"\n", a...) }
 	if err := o.build(ctx, root, progress); err != nil {
 		return err
