@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/url"
@@ -114,29 +113,7 @@ func runAdmissionHost(t *testing.T, ns string, s settings.Settings) *e2etest.Log
 		_ = dyn.Resource(mutatingConfigs).Delete(context.Background(), s.Admission.Managed, metav1.DeleteOptions{})
 	})
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
-	logs := &e2etest.LogBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- host.Run(ctx, host.Options{
-			Modules: []string{wasmtest.Path(t, "09-admission")}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns},
-			Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("operator: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("the operator did not stop within 30s")
-		}
-		if t.Failed() {
-			t.Logf("operator logs:\n%s", logs.String())
-		}
-	})
+	logs := runHost(t, host.Options{Modules: []string{wasmtest.Path(t, "09-admission")}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns}, Settings: &s})
 	return logs
 }
 

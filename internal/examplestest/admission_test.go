@@ -271,29 +271,7 @@ func TestAdmissionFollowsSwaps(t *testing.T) {
 	s := settings.Default()
 	s.Admission.Listen, s.Admission.Host, s.Admission.Managed = "127.0.0.1:0", "127.0.0.1", managed
 	s.Modules.ReloadInterval = 200 * time.Millisecond
-	logs := &e2etest.LogBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- host.Run(ctx, host.Options{
-			Modules: []string{file}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns},
-			Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("operator: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("the operator did not stop within 30s")
-		}
-		if t.Failed() {
-			t.Logf("operator logs:\n%s", logs.String())
-		}
-	})
+	runHost(t, host.Options{Modules: []string{file}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns}, Settings: &s})
 	counts := func(v, m int) func() error {
 		return func() error {
 			if err := webhookCount("validatingwebhookconfigurations", managed, v)(); err != nil {

@@ -3,7 +3,6 @@ package examplestest
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os/exec"
 	"strings"
 	"testing"
@@ -41,29 +40,7 @@ func TestConversion(t *testing.T) {
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
 	s := settings.Default()
 	s.Admission.Listen, s.Admission.Host, s.Admission.Managed = "127.0.0.1:0", "127.0.0.1", "conv.kopf-wasm.dev"
-	logs := &e2etest.LogBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- host.Run(ctx, host.Options{
-			Modules: []string{wasmtest.Path(t, "10-conversion")}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns},
-			Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("operator: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("the operator did not stop within 30s")
-		}
-		if t.Failed() {
-			t.Logf("operator logs:\n%s", logs.String())
-		}
-	})
+	logs := runHost(t, host.Options{Modules: []string{wasmtest.Path(t, "10-conversion")}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns}, Settings: &s})
 	widget := func(version string, spec map[string]any, name string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/" + version, "kind": "Widget",
 			"metadata": map[string]any{"name": name}, "spec": spec}}

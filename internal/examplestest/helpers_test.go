@@ -83,15 +83,19 @@ func operator(t *testing.T, ns, pkg string) *e2etest.LogBuffer {
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
 	s := settings.Default()
 	s.Execution.DefaultBackoff = time.Second
+	return runHost(t, host.Options{Modules: []string{wasmtest.Path(t, pkg)}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns}, Settings: &s})
+}
+
+// runHost runs host.Run with opts (and a logger into the returned buffer)
+// until the test ends, and fails the test if it does not stop cleanly
+// within 30 s; the logs are shown when the test failed.
+func runHost(t *testing.T, opts host.Options) *e2etest.LogBuffer {
+	t.Helper()
 	logs := &e2etest.LogBuffer{}
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- host.Run(ctx, host.Options{
-			Modules: []string{wasmtest.Path(t, pkg)}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns},
-			Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		})
-	}()
+	go func() { done <- host.Run(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
