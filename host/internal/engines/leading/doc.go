@@ -25,5 +25,6 @@
 // replaced after LeaseDuration (plus up to RetryPeriod).
 //
 // Admission webhooks are not behind the gate: every replica serves them.
-// The Lease's requests go through host/internal/kube (kube.LeaseLock).
+// The election itself (client-go's leaderelection on the Lease) runs in
+// host/internal/kube (kube.Client.Elect); this package decides what leading means.
 package leading

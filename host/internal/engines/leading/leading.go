@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"k8s.io/client-go/tools/leaderelection"
-
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
@@ -58,24 +56,15 @@ func New(opts Options) (*Elector, error) {
 // released (end ctx only once the operator has stopped).
 func (e *Elector) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		lock, err := e.opts.Kube.LeaseLock(e.opts.Namespace, e.opts.Name, e.opts.Identity)
-		if err != nil {
-			return fmt.Errorf("leader election: %w", err)
-		}
 		s := e.opts.Settings
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock: lock, LeaseDuration: s.LeaseDuration, RenewDeadline: s.RenewDeadline, RetryPeriod: s.RetryPeriod,
-			ReleaseOnCancel: true, Name: e.where,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(context.Context) { e.started() },
-				OnStoppedLeading: e.stopped,
-				OnNewLeader:      e.newLeader,
-			},
+		err := e.opts.Kube.Elect(ctx, kube.Election{
+			Namespace: e.opts.Namespace, Name: e.opts.Name, Identity: e.opts.Identity,
+			LeaseDuration: s.LeaseDuration, RenewDeadline: s.RenewDeadline, RetryPeriod: s.RetryPeriod,
+			OnStarted: e.started, OnStopped: e.stopped, OnNewLeader: e.newLeader,
 		})
 		if err != nil {
 			return fmt.Errorf("leader election: %w", err)
 		}
-		le.Run(ctx)
 	}
 	return nil
 }
