@@ -17,6 +17,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // observing serves the metrics (Options.MetricsBindAddress) and the health
@@ -25,6 +26,7 @@ import (
 // watch listed and none stalled, every module loaded) and 503 with the
 // reason otherwise.
 type observing struct {
+	set     settings.Observability
 	servers []*http.Server
 	done    sync.WaitGroup
 }
@@ -35,7 +37,7 @@ type readiness func() error
 // startObserving starts the servers the options ask for; none when both
 // addresses are off ("" or "0").
 func startObserving(kc *kube.Client, ready readiness, set *moduleSet, opts Options) (*observing, error) {
-	o := &observing{}
+	o := &observing{set: opts.Settings.Observability}
 	metrics.SetModuleSource(set.stats)
 	if on(opts.HealthProbeBindAddress) {
 		mux := http.NewServeMux()
@@ -55,7 +57,7 @@ func startObserving(kc *kube.Client, ready readiness, set *moduleSet, opts Optio
 	if on(opts.MetricsBindAddress) {
 		var h http.Handler = metrics.Handler()
 		if opts.MetricsAuth {
-			h = &metricsAuth{kc: kc, next: h, log: opts.Logger, cache: map[[32]byte]authDecision{}}
+			h = &metricsAuth{kc: kc, next: h, log: opts.Logger, ttl: o.set.AuthCacheTTL, cache: map[[32]byte]authDecision{}}
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", h)
@@ -103,7 +105,7 @@ func (o *observing) serve(what, addr string, h http.Handler, tlsConfig *tls.Conf
 		ln = tls.NewListener(ln, tlsConfig)
 		scheme = "https"
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, TLSConfig: tlsConfig}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: o.set.ReadHeaderTimeout, TLSConfig: tlsConfig}
 	o.servers = append(o.servers, srv)
 	o.done.Add(1)
 	go func() {
@@ -118,7 +120,7 @@ func (o *observing) serve(what, addr string, h http.Handler, tlsConfig *tls.Conf
 
 // close stops the servers.
 func (o *observing) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), o.set.StopTimeout)
 	defer cancel()
 	for _, s := range o.servers {
 		_ = s.Shutdown(ctx)
@@ -130,11 +132,12 @@ func (o *observing) close() {
 // metricsAuth lets a request through when its bearer token is one the API
 // server accepts (TokenReview) and whose user may get the path
 // (SubjectAccessReview of the non-resource URL), as kubebuilder's
-// scaffold does since v4.1. Decisions are kept for authCacheTTL by token.
+// scaffold does since v4.1. Decisions are kept for settings.Observability.AuthCacheTTL by token.
 type metricsAuth struct {
 	kc   *kube.Client
 	next http.Handler
 	log  *slog.Logger
+	ttl  time.Duration // how long a decision is reused
 
 	mu    sync.Mutex
 	cache map[[32]byte]authDecision
@@ -145,10 +148,6 @@ type authDecision struct {
 	message string
 	until   time.Time
 }
-
-// authCacheTTL is how long an authentication and authorization decision
-// is reused; Prometheus scrapes every 15 to 60 s.
-const authCacheTTL = time.Minute
 
 func (a *metricsAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -183,7 +182,7 @@ func (a *metricsAuth) decide(ctx context.Context, token, path string) authDecisi
 	if d.code == http.StatusInternalServerError {
 		return d // not kept: the API server may answer next time
 	}
-	d.until = now.Add(authCacheTTL)
+	d.until = now.Add(a.ttl)
 	a.mu.Lock()
 	a.cache[key] = d
 	a.mu.Unlock()

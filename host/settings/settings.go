@@ -50,6 +50,8 @@ type Settings struct {
 	Peering Peering `json:"peering"`
 	// LeaderElection tunes `run --leader-elect` (one Lease, one leader).
 	LeaderElection LeaderElection `json:"leaderElection"`
+	// Observability tunes the metrics and health-probe servers.
+	Observability Observability `json:"observability"`
 }
 
 // Persistence says where the host keeps its state on the objects. The
@@ -379,6 +381,22 @@ type Sharding struct {
 	SettleInterval time.Duration `json:"settleInterval"`
 }
 
+// Observability tunes the metrics and health-probe servers (run
+// --metrics-bind-address, --health-probe-bind-address).
+type Observability struct {
+	// ReadHeaderTimeout bounds reading a request's headers on either
+	// server. Default 5s.
+	ReadHeaderTimeout time.Duration `json:"readHeaderTimeout"`
+	// StopTimeout is how long the servers wait for requests in flight when
+	// the host stops. Default 2s.
+	StopTimeout time.Duration `json:"stopTimeout"`
+	// AuthCacheTTL is how long a metrics request's authentication and
+	// authorization decision (TokenReview, SubjectAccessReview; run
+	// --metrics-auth) is reused for the same token; Prometheus scrapes
+	// every 15 to 60 s. Default 1m.
+	AuthCacheTTL time.Duration `json:"authCacheTTL"`
+}
+
 // Admission tunes the HTTPS server that answers the API server's
 // AdmissionReviews for the modules' validating and mutating handlers, and
 // the webhook configurations the host keeps for them (Kopf's
@@ -502,6 +520,7 @@ func Default() Settings {
 		},
 		Peering:        defaultPeering(),
 		LeaderElection: defaultLeaderElection(),
+		Observability:  defaultObservability,
 	}
 }
 

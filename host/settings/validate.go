@@ -179,6 +179,7 @@ func (s Settings) Validate() error {
 	v.notNegative("admission.timeoutMargin", a.TimeoutMargin)
 	v.atLeast("admission.maxRequestBytes", a.MaxRequestBytes, 1024)
 	s.Sharding.validate(&v)
+	s.Observability.validate(&v)
 	s.Peering.validate(&v)
 	s.LeaderElection.validate(&v)
 	return v.err()
