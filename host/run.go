@@ -9,6 +9,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
@@ -68,6 +69,8 @@ func Run(ctx context.Context, opts Options) error {
 	if err := kc.Ping(ctx); err != nil {
 		return classify(ErrUnreachable, err)
 	}
+	// No metrics served, none recorded (before the operator names its queue).
+	metrics.SetEnabled(on(opts.MetricsBindAddress))
 	g := gate.New()
 	shards, err := newSharding(kc, opts)
 	if err != nil {

@@ -37,6 +37,9 @@ var (
 // Outcome constants) and how long the call took (0 when the handler was
 // not called because a limit was reached).
 func HandlerCall(module, handler, outcome string, took time.Duration) {
+	if !enabled.Load() {
+		return
+	}
 	handlerCalls.WithLabelValues(module, handler, outcome).Inc()
 	if took > 0 {
 		handlerDuration.WithLabelValues(module, handler).Observe(took.Seconds())

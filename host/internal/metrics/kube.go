@@ -24,6 +24,9 @@ var (
 // APIRequest reports a request to the API server; code is its HTTP status,
 // 0 when no answer came.
 func APIRequest(verb string, code int) {
+	if !enabled.Load() {
+		return
+	}
 	c := "error"
 	if code > 0 {
 		c = strconv.Itoa(code)
@@ -34,6 +37,9 @@ func APIRequest(verb string, code int) {
 // WatchStalled reports that the watch of resource in namespace went
 // silent (stalled true) or was re-established (false).
 func WatchStalled(resource, namespace string, stalled bool) {
+	if !enabled.Load() {
+		return
+	}
 	if stalled {
 		watchStalls.WithLabelValues(resource, namespace).Inc()
 		watchStalled.WithLabelValues(resource, namespace).Set(1)

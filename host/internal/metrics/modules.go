@@ -22,14 +22,26 @@ var (
 )
 
 // ModuleLoaded reports a module version that loaded.
-func ModuleLoaded(module string) { moduleLoads.WithLabelValues(module).Inc() }
+func ModuleLoaded(module string) {
+	if enabled.Load() {
+		moduleLoads.WithLabelValues(module).Inc()
+	}
+}
 
 // ModuleSwapped reports a module version swapped in while serving.
-func ModuleSwapped(module string) { moduleSwaps.WithLabelValues(module).Inc() }
+func ModuleSwapped(module string) {
+	if enabled.Load() {
+		moduleSwaps.WithLabelValues(module).Inc()
+	}
+}
 
 // ModuleFailed reports a module version that did not load; module is the
 // module's name when known, else its file or reference.
-func ModuleFailed(module string) { moduleFailures.WithLabelValues(module).Inc() }
+func ModuleFailed(module string) {
+	if enabled.Load() {
+		moduleFailures.WithLabelValues(module).Inc()
+	}
+}
 
 // ModuleStats is the state of one loaded module's wasm instances.
 type ModuleStats struct {

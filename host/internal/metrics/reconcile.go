@@ -42,6 +42,9 @@ var (
 // Reconcile reports one processing cycle of an object of resource: its
 // result (one of the Result constants) and how long it took.
 func Reconcile(resource, result string, took time.Duration) {
+	if !enabled.Load() {
+		return
+	}
 	reconcileTotal.WithLabelValues(resource, result).Inc()
 	reconcileTime.WithLabelValues(resource).Observe(took.Seconds())
 	if result == ResultError {
@@ -52,6 +55,9 @@ func Reconcile(resource, result string, took time.Duration) {
 // Throttled reports that an object of resource was throttled; first says
 // it was not throttled before.
 func Throttled(resource string, first bool) {
+	if !enabled.Load() {
+		return
+	}
 	throttled.WithLabelValues(resource).Inc()
 	if first {
 		throttledNow.WithLabelValues(resource).Inc()
@@ -60,4 +66,8 @@ func Throttled(resource string, first bool) {
 
 // Unthrottled reports that a throttled object of resource was processed
 // again successfully, or is gone.
-func Unthrottled(resource string) { throttledNow.WithLabelValues(resource).Dec() }
+func Unthrottled(resource string) {
+	if enabled.Load() {
+		throttledNow.WithLabelValues(resource).Dec()
+	}
+}

@@ -26,12 +26,18 @@ var (
 type restResult struct{}
 
 func (restResult) Increment(_ context.Context, code, method, host string) {
+	if !enabled.Load() {
+		return
+	}
 	restRequests.WithLabelValues(code, method, host).Inc()
 }
 
 type restLatencyMetric struct{}
 
 func (restLatencyMetric) Observe(_ context.Context, verb string, u url.URL, latency time.Duration) {
+	if !enabled.Load() {
+		return
+	}
 	restLatency.WithLabelValues(verb, u.Host).Observe(latency.Seconds())
 }
 

@@ -18,11 +18,23 @@ var (
 )
 
 // ShardOwned reports how many watched objects this replica owns.
-func ShardOwned(objects int) { shardObjects.Set(float64(objects)) }
+func ShardOwned(objects int) {
+	if enabled.Load() {
+		shardObjects.Set(float64(objects))
+	}
+}
 
 // ShardSettled reports a settled membership of members replicas (0: this
 // replica owns nothing, e.g. after it could not renew its Lease).
-func ShardSettled(members int) { shardMembers.Set(float64(members)) }
+func ShardSettled(members int) {
+	if enabled.Load() {
+		shardMembers.Set(float64(members))
+	}
+}
 
 // ShardHandover counts a membership adopted.
-func ShardHandover() { shardHandovers.Inc() }
+func ShardHandover() {
+	if enabled.Load() {
+		shardHandovers.Inc()
+	}
+}

@@ -26,6 +26,9 @@ var (
 // WebhookStarted reports a review arriving on path; call the function it
 // returns with the HTTP status code once answered.
 func WebhookStarted(path string) (done func(code int)) {
+	if !enabled.Load() {
+		return func(int) {}
+	}
 	start := time.Now()
 	g := webhookInFlight.WithLabelValues(path)
 	g.Inc()

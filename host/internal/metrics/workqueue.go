@@ -40,25 +40,55 @@ var (
 type queueMetrics struct{}
 
 func (queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
+	if !enabled.Load() {
+		return noQueueMetric{}
+	}
 	return wqDepth.WithLabelValues(name, name)
 }
 func (queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
+	if !enabled.Load() {
+		return noQueueMetric{}
+	}
 	return wqAdds.WithLabelValues(name, name)
 }
 func (queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	if !enabled.Load() {
+		return noQueueMetric{}
+	}
 	return wqLatency.WithLabelValues(name, name)
 }
 func (queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	if !enabled.Load() {
+		return noQueueMetric{}
+	}
 	return wqWork.WithLabelValues(name, name)
 }
 func (queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	if !enabled.Load() {
+		return noQueueMetric{}
+	}
 	return wqUnfinished.WithLabelValues(name, name)
 }
 func (queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	if !enabled.Load() {
+		return noQueueMetric{}
+	}
 	return wqLongest.WithLabelValues(name, name)
 }
 func (queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
+	if !enabled.Load() {
+		return noQueueMetric{}
+	}
 	return wqRetries.WithLabelValues(name, name)
 }
+
+// noQueueMetric is every queue metric of a queue made while metrics are
+// off (one named otherwise than through [QueueName]).
+type noQueueMetric struct{}
+
+func (noQueueMetric) Inc()            {}
+func (noQueueMetric) Dec()            {}
+func (noQueueMetric) Set(float64)     {}
+func (noQueueMetric) Observe(float64) {}
 
 func init() { workqueue.SetProvider(queueMetrics{}) }

@@ -21,6 +21,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
@@ -153,7 +154,7 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 		limiter: newErrorDelays(opts.Settings.Queueing.ErrorDelays),
 	}
 	o.queue = workqueue.NewTypedRateLimitingQueueWithConfig[objectKey](o.limiter,
-		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kopf-wasm"})
+		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: metrics.QueueName("kopf-wasm")})
 	o.exec = execution.New(execution.Options{
 		Modules: o.module, Cluster: o.kube, Settings: opts.Settings, Logger: o.log,
 	})
