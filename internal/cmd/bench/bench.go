@@ -48,14 +48,23 @@ type benchOptions struct {
 	// folder); the round's other create phases run right after it.
 	APIServerProfile time.Duration
 	LogLevel         string
+	// Scenarios are "workload" (the phases, the default) or any of
+	// "coldstart" and "steady" (coldstart.go, steady.go); Rate and
+	// Duration shape the steady one, and ColdKeepManagedFields adds a
+	// kopf-wasm cold start with managedFields kept.
+	Scenarios             []string
+	Rate                  float64
+	Duration              time.Duration
+	ColdKeepManagedFields bool
 }
 
 // contenders by name, in the default order.
 var knownContenders = []string{"kopf-wasm", "native"}
 
 // extraContenders may be named with -contenders: kopf-wasm-scraped is
-// kopf-wasm with its metrics read every 5 s (the cost of metrics).
-var extraContenders = []string{"kopf-wasm-scraped"}
+// kopf-wasm with its metrics read every 5 s, kopf-wasm-nometrics kopf-wasm
+// recording none (the cost of metrics, metricscost.go).
+var extraContenders = []string{"kopf-wasm-scraped", "kopf-wasm-nometrics"}
 
 // withDefaults fills every unset option.
 func (o benchOptions) withDefaults() benchOptions {
@@ -83,7 +92,22 @@ func (o benchOptions) withDefaults() benchOptions {
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
 	}
+	if len(o.Scenarios) == 0 {
+		o.Scenarios = []string{scenarioWorkload}
+	}
+	if o.Rate <= 0 {
+		o.Rate = 50
+	}
+	if o.Duration <= 0 {
+		o.Duration = 5 * time.Minute
+	}
 	return o
+}
+
+// scale reports whether the options ask for the scale scenarios rather
+// than the workload.
+func (o benchOptions) scale() bool {
+	return !slices.Contains(o.Scenarios, scenarioWorkload)
 }
 
 func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
@@ -106,8 +130,26 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.DurationVar(&o.APIServerProfile, "apiserver-profile", 0,
 		"profile the API server's CPU for this long from the start of each pass's create phase (into the work folder; the round's other create phases follow it)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the operators' log level (their logs go to the work folder)")
+	scenarios := fs.String("scenario", scenarioWorkload,
+		"workload (the phases), or coldstart and/or steady (comma-separated; on N created and handled objects, each contender in turn)")
+	fs.Float64Var(&o.Rate, "rate", 50, "the steady scenario's changes per second")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Minute, "how long the steady scenario sends changes")
+	fs.BoolVar(&o.ColdKeepManagedFields, "cold-keep-managed-fields", true,
+		"in the coldstart scenario, start kopf-wasm once with managedFields kept in its cache before the default start")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for _, sc := range strings.Split(*scenarios, ",") {
+		if sc = strings.TrimSpace(sc); sc == "" {
+			continue
+		}
+		if !slices.Contains(knownScenarios, sc) {
+			return o, fmt.Errorf("-scenario: unknown scenario %q (known: %s)", sc, strings.Join(knownScenarios, ", "))
+		}
+		o.Scenarios = append(o.Scenarios, sc)
+	}
+	if slices.Contains(o.Scenarios, scenarioWorkload) && len(o.Scenarios) > 1 {
+		return o, fmt.Errorf("-scenario: %s runs alone", scenarioWorkload)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -167,6 +209,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	d, err := newDriver(env, auditLog, o)
 	if err != nil {
 		return err
+	}
+	if o.scale() {
+		return d.runScale(ctx, stdout, progress)
 	}
 	rep := report{N: o.N, Concurrency: o.Concurrency, NativeWorkers: o.NativeWorkers, Rounds: o.Rounds, Go: runtime.Version(),
 		Server: d.serverVersion(ctx), Machine: machine()}

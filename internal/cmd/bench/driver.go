@@ -59,12 +59,18 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	if d.o.CPUProfile {
 		common = append(common, "-cpuprofile", filepath.Join(d.o.WorkDir, p.fileName(".cpu.pprof")))
 	}
+	if d.o.scale() {
+		common = append(common, "-report-progress")
+	}
 	switch name := p.Contender; name {
 	case "kopf-wasm":
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
 	case "kopf-wasm-scraped": // its metrics read every 5 s, as Prometheus would
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench",
 			"-scrape-every", "5s"), nil
+	case "kopf-wasm-nometrics": // no metrics recorded, as kopf-wasm run without --metrics-bind-address
+		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench",
+			"-metrics=false"), nil
 	case "native":
 		self, err := os.Executable()
 		if err != nil {

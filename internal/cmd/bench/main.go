@@ -38,6 +38,12 @@
 // the objects (sharding.go):
 //
 //	go run ./internal/cmd/bench sharding -n 1000 -replicas 1,2,3
+//
+// The subcommand "metrics-cost" runs kopf-wasm with metrics (scraped every
+// 5 s) and without side by side and reports the ratio of their CPU per
+// change, per round and its spread (metricscost.go):
+//
+//	go run ./internal/cmd/bench metrics-cost -n 2000 -rounds 6
 package main
 
 import (
@@ -57,6 +63,8 @@ func main() {
 		err = runSpawning(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else if len(os.Args) > 1 && os.Args[1] == shardingCommand {
 		err = runSharding(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else if len(os.Args) > 1 && os.Args[1] == metricsCostCommand {
+		err = runMetricsCost(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else {
 		err = runBench(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	}
