@@ -182,6 +182,23 @@ type Watching struct {
 	// the CRD is established, so each change is followed by a rescan after
 	// each delay (counted from the previous one).
 	ScanDelays []time.Duration `json:"scanDelays"`
+	// MaxEventBytes caps one watch event, in bytes of JSON. A larger event
+	// is skipped, not buffered: its object's change does not reach the
+	// cache or the handlers, an error is logged and a Warning Event posted
+	// on the object, and the stream goes on with the other objects. The
+	// default is far above the largest object the API server can store
+	// (etcd's 1.5 MiB value limit, the API server's 3 MiB request limit),
+	// with room for JSON's growth of kinds stored as protobuf (base64 of
+	// Secrets' data, escaped control characters), so only a runaway or
+	// hostile stream meets it. 0: no cap.
+	MaxEventBytes int `json:"maxEventBytes"`
+	// MaxEventDepth caps the nesting of arrays and objects in one watch
+	// event (the envelope is level 1, the object level 2). A deeper event
+	// is skipped as a too large one is. Up to 10000, the API server's own
+	// JSON limit and the default, so every stored object is decoded; lower
+	// it to keep deeply nested objects from the handlers (the Rust SDK's
+	// JSON decoder stops at 128 levels). 0: 10000.
+	MaxEventDepth int `json:"maxEventDepth"`
 }
 
 // Wasm bounds every handler call.
@@ -316,6 +333,17 @@ type Peering struct {
 	Clusterwide bool `json:"clusterwide"`
 	// Stealth keeps the keep-alives out of the log.
 	Stealth bool `json:"stealth"`
+	// SyncTimeout bounds the first listing of the peering objects: past
+	// it an auto peering gives up and the host runs as if standalone (a
+	// mandatory one stays paused until the listing succeeds).
+	SyncTimeout time.Duration `json:"syncTimeout"`
+	// CRDRetryInterval is how often a mandatory peering looks for its
+	// CRD again while it is missing (the host stays paused meanwhile).
+	CRDRetryInterval time.Duration `json:"crdRetryInterval"`
+	// GoodbyeTimeout bounds the removal of this host's keep-alive records
+	// when it exits; a record left behind blocks others until its
+	// lifetime passes.
+	GoodbyeTimeout time.Duration `json:"goodbyeTimeout"`
 }
 
 // LeaderElection tunes `run --leader-elect`: replicas compete for one
@@ -395,6 +423,10 @@ type Observability struct {
 	// --metrics-auth) is reused for the same token; Prometheus scrapes
 	// every 15 to 60 s. Default 1m.
 	AuthCacheTTL time.Duration `json:"authCacheTTL"`
+	// AuthCacheSize is how many of those decisions are kept at most; past
+	// it the least recently used goes (tokens come from anyone who can
+	// reach the endpoint). Default 256.
+	AuthCacheSize int `json:"authCacheSize"`
 }
 
 // Admission tunes the HTTPS server that answers the API server's
@@ -484,7 +516,8 @@ func Default() Settings {
 		},
 		Queueing: Queueing{ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)},
 		Watching: Watching{ReconnectBackoff: 100 * time.Millisecond, InactivityTimeout: 70 * time.Second,
-			ScanCRDs: true, ScanDelays: []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second}},
+			ScanCRDs: true, ScanDelays: []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second},
+			MaxEventBytes: 16 << 20, MaxEventDepth: 10000},
 		Wasm: Wasm{
 			CallTimeout:    30 * time.Second,
 			MaxMemoryPages: 1024,

@@ -102,6 +102,8 @@ func TestValidate(t *testing.T) {
 		{func(s *Settings) { s.Watching.ServerTimeout = 1500 * time.Millisecond }, "watching.serverTimeout: must be whole seconds"},
 		{func(s *Settings) { s.Watching.ReconnectBackoff = -1 }, "watching.reconnectBackoff: "},
 		{func(s *Settings) { s.Watching.InactivityTimeout = time.Millisecond }, "watching.inactivityTimeout: must be 0 (never) or at least 1s"},
+		{func(s *Settings) { s.Watching.MaxEventBytes = 100 }, "watching.maxEventBytes: must be 0 (no cap) or at least 1024"},
+		{func(s *Settings) { s.Watching.MaxEventDepth = 10001 }, "watching.maxEventDepth: must be 0 to 10000"},
 		{func(s *Settings) { s.Wasm.CallTimeout = 0 }, "wasm.callTimeout: must be above 0"},
 		{func(s *Settings) { s.Wasm.MaxMemoryPages = 0 }, "wasm.maxMemoryPages: must be 1 to 65536"},
 		{func(s *Settings) { s.Wasm.MaxMemoryPages = 65537 }, "wasm.maxMemoryPages: must be 1 to 65536"},

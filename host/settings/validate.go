@@ -110,6 +110,12 @@ func (s Settings) Validate() error {
 	if w.ScanCRDs && len(w.ScanDelays) == 0 {
 		v.fail("watching.scanDelays", "must list at least one delay when watching.scanCRDs is on")
 	}
+	if w.MaxEventBytes != 0 && w.MaxEventBytes < 1024 {
+		v.fail("watching.maxEventBytes", "must be 0 (no cap) or at least 1024, got %d", w.MaxEventBytes)
+	}
+	if w.MaxEventDepth < 0 || w.MaxEventDepth > 10000 {
+		v.fail("watching.maxEventDepth", "must be 0 to 10000, got %d", w.MaxEventDepth)
+	}
 
 	m := s.Wasm
 	v.positive("wasm.callTimeout", m.CallTimeout)

@@ -43,6 +43,7 @@ type Client struct {
 	// (stall.go).
 	watchRaw rest.Interface
 	stalls   *stallTracker
+	skips    skipLog // watch events skipped for their size or depth (watchskip.go)
 	stats    *counters
 	retry    retrier
 

@@ -82,6 +82,11 @@ func (c *Client) watchJSON(ctx context.Context, gvr schema.GroupVersionResource,
 		return nil, err // as it is, like client-go's: the reflector classifies it
 	}
 	c.stalls.resume(ws)
+	hooks.maxBytes, hooks.maxDepth = c.watching.MaxEventBytes, c.watching.MaxEventDepth
+	if hooks.maxDepth <= 0 || hooks.maxDepth > maxJSONDepth {
+		hooks.maxDepth = maxJSONDepth // the parser's own limit, which would end the stream
+	}
+	hooks.onSkipped = func(ev SkippedEvent) { c.reportSkipped(ctx, ws, ev) }
 	end := hooks.onEnd
 	hooks.onEnd = func() {
 		cancel()
@@ -104,6 +109,11 @@ type streamHooks struct {
 	onInactive func()
 	// onEnd, if set, is called once when the stream ends, however it ends.
 	onEnd func()
+	// maxBytes and maxDepth, when above zero, cap one event's length and
+	// nesting (watchskip.go); an event over a cap is skipped and passed to
+	// onSkipped, if set, and the stream goes on.
+	maxBytes, maxDepth int
+	onSkipped          func(SkippedEvent)
 }
 
 func (h streamHooks) ended() {
@@ -149,7 +159,16 @@ func newWatchDecoder(body io.ReadCloser, hooks streamHooks) *watchDecoder {
 // a read error is returned as it is (the StreamWatcher sorts them out); a
 // stream ended for inactivity ends with io.EOF.
 func (d *watchDecoder) Decode() (watch.EventType, runtime.Object, error) {
-	frame, err := d.nextFrame()
+	frame, skipped, err := d.nextFrame()
+	for err == nil && frame == nil { // skipped: over a cap
+		if d.idle != nil {
+			d.idle.Reset(d.hooks.inactivity)
+		}
+		if gone := skipped.stub(); gone != nil {
+			return watch.Deleted, gone, nil
+		}
+		frame, skipped, err = d.nextFrame()
+	}
 	if err != nil {
 		if d.inactive.Load() {
 			if d.hooks.onInactive != nil {
@@ -183,28 +202,58 @@ func (d *watchDecoder) end() {
 }
 
 // nextFrame returns the bytes of the next JSON document, valid until the
-// next call.
-func (d *watchDecoder) nextFrame() ([]byte, error) {
-	var fs frameScanner
+// next call; or, for a document over a cap, skips it, reports it to
+// hooks.onSkipped and returns what it knows of it instead of bytes.
+func (d *watchDecoder) nextFrame() ([]byte, *SkippedEvent, error) {
+	fs := frameScanner{maxDepth: d.hooks.maxDepth}
 	for {
 		d.r = skipJSONSpace(d.buf, d.r, d.w)
 		if d.r < d.w {
 			if c := d.buf[d.r]; c != '{' && c != '[' {
-				return nil, fmt.Errorf("watch stream: invalid character %q at the start of an event", c)
+				return nil, nil, fmt.Errorf("watch stream: invalid character %q at the start of an event", c)
 			}
-			if end, ok := fs.scan(d.buf[d.r:d.w]); ok {
+			end, ok := fs.scan(d.buf[d.r:d.w])
+			switch {
+			case fs.tooDeep:
+				return d.skip("depth", d.hooks.maxDepth)
+			case d.hooks.maxBytes > 0 && (end > d.hooks.maxBytes || (!ok && d.w-d.r > d.hooks.maxBytes)):
+				return d.skip("size", d.hooks.maxBytes)
+			case ok:
 				frame := d.buf[d.r : d.r+end]
 				d.r += end
-				return frame, nil
+				return frame, nil, nil
 			}
 		}
 		if err := d.fill(); err != nil {
 			if err == io.EOF && d.r < d.w {
-				return nil, io.ErrUnexpectedEOF
+				return nil, nil, io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return nil, nil, err
 		}
 	}
+}
+
+// skip reads past the event that starts at d.r, which passed a cap,
+// keeping only what names its object, and reports it.
+func (d *watchDecoder) skip(reason string, limit int) ([]byte, *SkippedEvent, error) {
+	s := skipScanner{ev: SkippedEvent{Reason: reason, Limit: limit}}
+	for {
+		n, done := s.feed(d.buf[d.r:d.w])
+		d.r += n
+		if done {
+			break
+		}
+		if err := d.fill(); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, nil, err
+		}
+	}
+	if d.hooks.onSkipped != nil {
+		d.hooks.onSkipped(s.ev)
+	}
+	return nil, &s.ev, nil
 }
 
 // fill reads more of the stream into the buffer, moving the undecoded bytes
@@ -253,6 +302,8 @@ type frameScanner struct {
 	depth    int
 	inString bool
 	escaped  bool
+	maxDepth int  // above zero: stop when the nesting goes deeper
+	tooDeep  bool // it did
 }
 
 // scan goes on scanning b (which starts with the bytes already scanned) and
@@ -269,7 +320,10 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		case c == '"':
 			s.inString = true
 		case c == '{' || c == '[':
-			s.depth++
+			if s.depth++; s.maxDepth > 0 && s.depth > s.maxDepth {
+				s.tooDeep = true
+				return 0, false
+			}
 		case c == '}' || c == ']':
 			if s.depth--; s.depth == 0 {
 				s.pos++

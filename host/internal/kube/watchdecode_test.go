@@ -229,3 +229,110 @@ func benchDecode(b *testing.B, d watch.Decoder, want int) {
 		}
 	}
 }
+
+// TestWatchDecoderCaps skips events over the size or depth cap, whole,
+// reports the object they were about, and decodes the events around them.
+func TestWatchDecoderCaps(t *testing.T) {
+	const maxBytes, maxDepth = 4096, 20
+	bigEvent := `{"type":"MODIFIED","object":{"apiVersion":"kopf.dev/v1","kind":"KopfExample",` +
+		`"metadata":{"annotations":{"a":"{\"x\":[1]}"},"managedFields":[{"f:spec":{"name":"not-this"}}],` +
+		`"name":"big","namespace":"ns1","resourceVersion":"42","uid":"u-1"},` +
+		`"spec":{"blob":"` + strings.Repeat("x\\\"{[", 3*maxBytes) + `"}}}` + "\n"
+	deepEvent := `{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep",` +
+		`"namespace":"ns2"},"data":` + strings.Repeat(`{"a":[`, 15) + "1" + strings.Repeat("]}", 15) + "}}\n"
+	// Exactly at the depth cap: decoded.
+	edgeEvent := `{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"edge"},"data":` +
+		strings.Repeat(`[`, maxDepth-2) + strings.Repeat("]", maxDepth-2) + "}}\n"
+	// A DELETED event over the cap comes as the object's identity alone,
+	// so the cache drops it.
+	bigDeleted := strings.Replace(strings.Replace(bigEvent, "MODIFIED", "DELETED", 1), `"big"`, `"big2"`, 1)
+	stream := sampleEvent + bigEvent + bookmarkEvent + deepEvent + edgeEvent + bigDeleted + goneEvent
+	for _, reader := range []struct {
+		name string
+		wrap func(io.Reader) io.Reader
+	}{
+		{"whole", func(r io.Reader) io.Reader { return r }},
+		{"byte by byte", iotest.OneByteReader},
+		{"halves", iotest.HalfReader},
+	} {
+		t.Run(reader.name, func(t *testing.T) {
+			var skipped []SkippedEvent
+			hooks := streamHooks{maxBytes: maxBytes, maxDepth: maxDepth,
+				onSkipped: func(ev SkippedEvent) { skipped = append(skipped, ev) }}
+			d := newWatchDecoder(io.NopCloser(reader.wrap(strings.NewReader(stream))), hooks)
+			var names []string
+			var gone *unstructured.Unstructured
+			for {
+				typ, obj, err := d.Decode()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("after %v: %v", names, err)
+				}
+				if u, ok := obj.(*unstructured.Unstructured); ok {
+					names = append(names, string(typ)+" "+u.GetName())
+					if typ == watch.Deleted {
+						gone = u
+					}
+				} else {
+					names = append(names, string(typ))
+				}
+			}
+			if want := []string{"MODIFIED kex-1234", "BOOKMARK ", "ADDED edge", "DELETED big2", "ERROR"}; !reflect.DeepEqual(names, want) {
+				t.Errorf("decoded %q, want %q", names, want)
+			}
+			want := []SkippedEvent{
+				{Reason: "size", Bytes: len(bigEvent) - 1, Depth: 6, Limit: maxBytes, Type: "MODIFIED",
+					APIVersion: "kopf.dev/v1", Kind: "KopfExample", Namespace: "ns1", Name: "big", UID: "u-1", ResourceVersion: "42"},
+				{Reason: "depth", Bytes: len(deepEvent) - 1, Depth: 2 + 30, Limit: maxDepth, Type: "ADDED",
+					APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns2", Name: "deep"},
+				{Reason: "size", Bytes: len(bigDeleted) - 1, Depth: 6, Limit: maxBytes, Type: "DELETED",
+					APIVersion: "kopf.dev/v1", Kind: "KopfExample", Namespace: "ns1", Name: "big2", UID: "u-1", ResourceVersion: "42"},
+			}
+			if !reflect.DeepEqual(skipped, want) {
+				t.Errorf("skipped\n%+v\nwant\n%+v", skipped, want)
+			}
+			wantGone := map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample", "metadata": map[string]any{
+				"name": "big2", "namespace": "ns1", "uid": "u-1", "resourceVersion": "42"}}
+			if gone == nil || !reflect.DeepEqual(gone.Object, wantGone) {
+				t.Errorf("the deletion came as %v, want %v", gone, wantGone)
+			}
+			if len(d.buf) > 4*watchBufferSize {
+				t.Errorf("the buffer kept %d bytes after skipping", len(d.buf))
+			}
+		})
+	}
+}
+
+// TestWatchDecoderCapTruncated: a stream that ends within a skipped event
+// ends as a truncated one does.
+func TestWatchDecoderCapTruncated(t *testing.T) {
+	stream := `{"type":"ADDED","object":{"metadata":{"name":"x"},"spec":"` + strings.Repeat("y", 10000)
+	var skipped []SkippedEvent
+	d := newWatchDecoder(io.NopCloser(strings.NewReader(stream)), streamHooks{maxBytes: 2048,
+		onSkipped: func(ev SkippedEvent) { skipped = append(skipped, ev) }})
+	if _, _, err := d.Decode(); err != io.ErrUnexpectedEOF {
+		t.Errorf("got %v, want io.ErrUnexpectedEOF", err)
+	}
+	if len(skipped) != 0 {
+		t.Errorf("reported %+v for an event that never ended", skipped)
+	}
+}
+
+func TestSkippedEventMessage(t *testing.T) {
+	cases := []struct {
+		ev   SkippedEvent
+		want string
+	}{
+		{SkippedEvent{Reason: "size", Bytes: 20 << 20, Limit: 16 << 20, Type: "MODIFIED", Namespace: "ns", Name: "a", ResourceVersion: "7"},
+			"Skipped a watch event (MODIFIED, resourceVersion 7) of ns/a: 20971520 bytes, over watching.maxEventBytes (16777216); its handlers do not see this version. Shrink the object, or raise watching.maxEventBytes."},
+		{SkippedEvent{Reason: "depth", Depth: 200, Limit: 100},
+			"Skipped a watch event of an unnamed object: nested 200 levels deep, over watching.maxEventDepth (100); its handlers do not see this version. Shrink the object, or raise watching.maxEventDepth."},
+	}
+	for _, tc := range cases {
+		if got := tc.ev.Message(); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}
