@@ -2,14 +2,12 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +55,7 @@ func startObserving(kc *kube.Client, ready readiness, set *moduleSet, opts Optio
 	if on(opts.MetricsBindAddress) {
 		var h http.Handler = metrics.Handler()
 		if opts.MetricsAuth {
-			h = &metricsAuth{kc: kc, next: h, log: opts.Logger, ttl: o.set.AuthCacheTTL, cache: map[[32]byte]authDecision{}}
+			h = newMetricsAuth(kc, h, o.set, opts.Logger, nil)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", h)
@@ -127,90 +125,6 @@ func (o *observing) close() {
 	}
 	o.done.Wait()
 	metrics.SetModuleSource(nil)
-}
-
-// metricsAuth lets a request through when its bearer token is one the API
-// server accepts (TokenReview) and whose user may get the path
-// (SubjectAccessReview of the non-resource URL), as kubebuilder's
-// scaffold does since v4.1. Decisions are kept for settings.Observability.AuthCacheTTL by token.
-type metricsAuth struct {
-	kc   *kube.Client
-	next http.Handler
-	log  *slog.Logger
-	ttl  time.Duration // how long a decision is reused
-
-	mu    sync.Mutex
-	cache map[[32]byte]authDecision
-}
-
-type authDecision struct {
-	code    int // 0: allowed
-	message string
-	until   time.Time
-}
-
-func (a *metricsAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
-		http.Error(w, "Unauthorized: send a bearer token of a user allowed to get "+r.URL.Path, http.StatusUnauthorized)
-		return
-	}
-	d := a.decide(r.Context(), token, r.URL.Path)
-	if d.code != 0 {
-		http.Error(w, d.message, d.code)
-		return
-	}
-	a.next.ServeHTTP(w, r)
-}
-
-func (a *metricsAuth) decide(ctx context.Context, token, path string) authDecision {
-	key := sha256.Sum256([]byte(path + "\x00" + token))
-	now := time.Now()
-	a.mu.Lock()
-	d, ok := a.cache[key]
-	if ok && now.Before(d.until) {
-		a.mu.Unlock()
-		return d
-	}
-	for k, old := range a.cache {
-		if now.After(old.until) {
-			delete(a.cache, k)
-		}
-	}
-	a.mu.Unlock()
-	d = a.review(ctx, token, path)
-	if d.code == http.StatusInternalServerError {
-		return d // not kept: the API server may answer next time
-	}
-	d.until = now.Add(a.ttl)
-	a.mu.Lock()
-	a.cache[key] = d
-	a.mu.Unlock()
-	return d
-}
-
-func (a *metricsAuth) review(ctx context.Context, token, path string) authDecision {
-	who, ok, err := a.kc.Authenticate(ctx, token)
-	if err != nil {
-		a.log.Warn("metrics: the token review failed", "error", err)
-		return authDecision{code: http.StatusInternalServerError, message: "authentication failed: " + err.Error()}
-	}
-	if !ok {
-		return authDecision{code: http.StatusUnauthorized, message: "Unauthorized: the API server does not accept the token"}
-	}
-	allowed, reason, err := a.kc.Authorize(ctx, who, "get", path)
-	if err != nil {
-		a.log.Warn("metrics: the access review failed", "error", err)
-		return authDecision{code: http.StatusInternalServerError, message: "authorization failed: " + err.Error()}
-	}
-	if !allowed {
-		msg := fmt.Sprintf("Forbidden: user %q may not get %s (grant the nonResourceURL in a ClusterRole)", who.User, path)
-		if reason != "" {
-			msg += ": " + reason
-		}
-		return authDecision{code: http.StatusForbidden, message: msg}
-	}
-	return authDecision{}
 }
 
 // stats are the instance figures of the modules served now.
