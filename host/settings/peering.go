@@ -3,7 +3,8 @@ package settings
 import "time"
 
 func defaultPeering() Peering {
-	return Peering{Name: "default", Lifetime: 60 * time.Second}
+	return Peering{Name: "default", Lifetime: 60 * time.Second,
+		SyncTimeout: 30 * time.Second, CRDRetryInterval: 5 * time.Second, GoodbyeTimeout: 5 * time.Second}
 }
 
 func defaultLeaderElection() LeaderElection {
@@ -18,6 +19,9 @@ func (p Peering) validate(v *validator) {
 	if p.Lifetime < time.Second || p.Lifetime%time.Second != 0 {
 		v.fail("peering.lifetime", "must be whole seconds, at least 1s, got %s", p.Lifetime)
 	}
+	v.positive("peering.syncTimeout", p.SyncTimeout)
+	v.positive("peering.crdRetryInterval", p.CRDRetryInterval)
+	v.positive("peering.goodbyeTimeout", p.GoodbyeTimeout)
 }
 
 // validate reports leader election settings under which two replicas could

@@ -14,6 +14,8 @@ func TestValidatePeeringAndLeaderElection(t *testing.T) {
 		{func(s *Settings) { s.Peering.Name = "" }, "peering.name: must be an object name"},
 		{func(s *Settings) { s.Peering.Name = ""; s.Peering.Standalone = true }, ""},
 		{func(s *Settings) { s.Peering.Lifetime = 1500 * time.Millisecond }, "peering.lifetime: must be whole seconds"},
+		{func(s *Settings) { s.Peering.SyncTimeout = 0 }, "peering.syncTimeout: must be above 0"},
+		{func(s *Settings) { s.Peering.GoodbyeTimeout = -time.Second }, "peering.goodbyeTimeout: must be above 0"},
 		{func(s *Settings) { s.LeaderElection.LeaseName = "A_b" }, "leaderElection.leaseName: must be an object name"},
 		{func(s *Settings) { s.LeaderElection.RenewDeadline = 15 * time.Second }, "leaderElection.renewDeadline: must be shorter"},
 		{func(s *Settings) { s.LeaderElection.RetryPeriod = 9 * time.Second }, "leaderElection.retryPeriod: must be below"},

@@ -9,9 +9,6 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 )
 
-// goodbyeTimeout bounds the removal of this host's records at exit.
-const goodbyeTimeout = 5 * time.Second
-
 // namespaces are the namespaces whose peering objects concern this host:
 // "" alone for the cluster-wide peering; the watched namespaces, and with a
 // mandatory peering also every namespace named plainly, otherwise.
@@ -75,7 +72,7 @@ func (p *Peering) keepAlive(ctx context.Context) {
 
 // goodbye removes this host's records (Kopf sets them to null at exit).
 func (p *Peering) goodbye() {
-	ctx, cancel := context.WithTimeout(context.Background(), goodbyeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Settings.GoodbyeTimeout)
 	defer cancel()
 	for _, ns := range p.namespaces() {
 		if _, ok := p.status(ns); !ok {

@@ -21,13 +21,6 @@ const BlockerCRD = "peering-crd"
 // an object before it knows whether a peer of a higher priority runs.
 const BlockerStart = "peering-start"
 
-// syncTimeout bounds the first listing of the peering objects: past it an
-// auto peering gives up (the host runs alone) rather than stay paused.
-const syncTimeout = 30 * time.Second
-
-// crdRetry is how often a mandatory peering looks for its CRD again.
-const crdRetry = 5 * time.Second
-
 // Options configure a [Peering].
 type Options struct {
 	// Kube is the cluster client. Required.
@@ -35,7 +28,7 @@ type Options struct {
 	// Gate is paused and resumed by the decisions. Required.
 	Gate *gate.Gate
 	// Settings are settings.Peering (name, priority, lifetime, mandatory,
-	// stealth).
+	// stealth, and the sync, CRD retry and goodbye timings).
 	Settings settings.Peering
 	// Clusterwide uses the ClusterKopfPeering; otherwise one KopfPeering
 	// per namespace of Namespaces.
@@ -99,7 +92,7 @@ func (p *Peering) Run(ctx context.Context) {
 	}
 	p.watch = w
 	defer w.Stop()
-	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	syncCtx, cancel := context.WithTimeout(ctx, p.opts.Settings.SyncTimeout)
 	err = w.WaitForSync(syncCtx)
 	cancel()
 	switch {
@@ -107,7 +100,7 @@ func (p *Peering) Run(ctx context.Context) {
 		return
 	case err != nil && !p.opts.Settings.Mandatory:
 		p.log.Error(fmt.Sprintf("Peering %q cannot be read within %s (RBAC: get, list, watch, patch on %s; deploy/peering/rbac.yaml): "+
-			"running as standalone.", p.opts.Settings.Name, syncTimeout, p.res.Plural))
+			"running as standalone.", p.opts.Settings.Name, p.opts.Settings.SyncTimeout, p.res.Plural))
 		return
 	case err != nil:
 		p.opts.Gate.Block(BlockerCRD, fmt.Sprintf("peering %q is mandatory and cannot be read (RBAC?)", p.opts.Settings.Name))
@@ -179,7 +172,7 @@ func (p *Peering) resolve(ctx context.Context) bool {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(crdRetry):
+		case <-time.After(p.opts.Settings.CRDRetryInterval):
 		}
 	}
 }
