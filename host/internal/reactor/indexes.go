@@ -20,10 +20,12 @@ import (
 // for the indexes to be pre-populated. Activities are not held back, nor
 // are webhooks.
 
-// held are the objects whose cycles wait for indexes.
+// held are the objects whose cycles wait: for indexes (keys), or for the
+// listing of their watch (listing, syncing.go).
 type held struct {
-	mu   sync.Mutex
-	keys map[objectKey]struct{}
+	mu      sync.Mutex
+	keys    map[objectKey]struct{}
+	listing map[*kube.Watch][]objectKey
 }
 
 // observeIndexes indexes one watch event.
@@ -106,9 +108,19 @@ func (o *Operator) fillIndexes(ctx context.Context, fills []indexing.Fill, fresh
 // cached lists every object a watch's cache holds.
 func cached(w *kube.Watch) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
+	eachCached(w, func(_ string, obj *unstructured.Unstructured) { out = append(out, obj) })
+	return out
+}
+
+// eachCached calls f with every object a watch's cache holds, and the
+// namespace scope of the watch it is listed under ("" for a cluster-wide
+// scope): the one loop over the caches that resuming (pausing.go), taking
+// objects over (sharding.go) and filling indexes share.
+func eachCached(w *kube.Watch, f func(scope string, obj *unstructured.Unstructured)) {
 	for _, ns := range w.Namespaces() {
 		objs, _ := w.List(ns, nil)
-		out = append(out, objs...)
+		for _, obj := range objs {
+			f(ns, obj)
+		}
 	}
-	return out
 }

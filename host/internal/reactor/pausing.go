@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 )
 
@@ -14,13 +16,22 @@ import (
 // enter lets a processing cycle of key run, or parks the key while the
 // host is paused; it reports whether the cycle may run (then call
 // o.opts.Gate.Leave after it).
+//
+// A refused key is parked only after the gate refused it again under
+// parkMu: resume takes the parked set under parkMu once the gate is open,
+// so a key is either in the set it takes or finds the gate open (or
+// closed again, and then the next resume takes it). Parking after an
+// unguarded refusal lost the key when resume took the set in between.
 func (o *Operator) enter(key objectKey) bool {
 	if o.opts.Gate.Enter() {
 		return true
 	}
 	o.parkMu.Lock()
+	defer o.parkMu.Unlock()
+	if o.opts.Gate.Enter() {
+		return true
+	}
 	o.parked[key] = struct{}{}
-	o.parkMu.Unlock()
 	return false
 }
 
@@ -68,12 +79,9 @@ func (o *Operator) resume() {
 		if s.watch == nil {
 			continue
 		}
-		for _, ns := range s.watch.Namespaces() {
-			objs, _ := s.watch.List(ns, nil)
-			for _, obj := range objs {
-				keys[objectKey{resource: resource, namespace: obj.GetNamespace(), name: obj.GetName()}] = struct{}{}
-			}
-		}
+		eachCached(s.watch, func(_ string, obj *unstructured.Unstructured) {
+			keys[objectKey{resource: resource, namespace: obj.GetNamespace(), name: obj.GetName()}] = struct{}{}
+		})
 	}
 	o.mu.RUnlock()
 	for key := range keys {

@@ -137,20 +137,17 @@ func (o *Operator) Acquire(ctx context.Context, before func(uid string) bool) in
 		if s.watch == nil {
 			continue
 		}
-		for _, ns := range s.watch.Namespaces() {
-			objs, _ := s.watch.List(ns, nil)
-			for _, obj := range objs {
-				if !o.owns(obj) {
-					continue
-				}
-				owned++
-				if before == nil || !before(string(obj.GetUID())) {
-					sc := scope{resource: s.res.String(), ns: ns}
-					taken[sc] = append(taken[sc], obj)
-					resources[sc.resource] = s.res
-				}
+		eachCached(s.watch, func(ns string, obj *unstructured.Unstructured) {
+			if !o.owns(obj) {
+				return
 			}
-		}
+			owned++
+			if before == nil || !before(string(obj.GetUID())) {
+				sc := scope{resource: s.res.String(), ns: ns}
+				taken[sc] = append(taken[sc], obj)
+				resources[sc.resource] = s.res
+			}
+		})
 	}
 	o.mu.RUnlock()
 	now := time.Now()
