@@ -97,7 +97,8 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	c.dyn, c.cfg, c.hc = dyn, cfg, hc
 	c.disc = newDiscoveryCache(c.raw, c.kube.RequestTimeout, c.kube.DiscoveryRefresh)
 	c.nsInf = &nsTracker{c: c}
-	c.retry = retrier{backoffs: c.kube.ErrorBackoffs, timeout: c.kube.RequestTimeout, onRetry: c.logRetry}
+	c.retry = retrier{backoffs: c.kube.ErrorBackoffs, timeout: c.kube.RequestTimeout, onRetry: c.logRetry,
+		onTimeout: c.stalls.closeIdle}
 	if c.instance == "" {
 		c.instance, _ = os.Hostname()
 	}

@@ -13,6 +13,9 @@ type retrier struct {
 	backoffs []time.Duration
 	timeout  time.Duration // per attempt
 	onRetry  func(err error, wait time.Duration, attempt int)
+	// onTimeout, if set, is called when an attempt ran out of its
+	// timeout: its connection may have gone silent (stall.go).
+	onTimeout func()
 	// retryable picks the errors worth another attempt; nil means those
 	// of class [ErrUnavailable].
 	retryable func(error) bool
@@ -26,6 +29,9 @@ type retrier struct {
 func (r retrier) do(ctx context.Context, wrap func(error) error, fn func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
 		err := wrap(r.once(ctx, fn))
+		if r.onTimeout != nil && errors.Is(err, context.DeadlineExceeded) {
+			r.onTimeout()
+		}
 		if err == nil || !r.worthRetrying(err) || attempt >= len(r.backoffs) || ctx.Err() != nil {
 			return err
 		}

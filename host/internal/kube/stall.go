@@ -27,9 +27,10 @@ import (
 // resumed watch dials a new one; over HTTP/2 the new request would be
 // multiplexed onto the same silent connection. Other requests keep sharing
 // one HTTP/2 connection, whose idle connections are closed when a stall is
-// noticed, since a silent stream often means a broken path. A watch request
-// whose response does not begin within the inactivity timeout is abandoned
-// the same way.
+// noticed, since a silent stream often means a broken path, and when a
+// request runs out of settings.Kube.RequestTimeout (retry.go), so that its
+// retry goes out on a new connection. A watch request whose response does
+// not begin within the inactivity timeout is abandoned the same way.
 
 // stallTracker records the watches that are stalled now.
 type stallTracker struct {
@@ -66,6 +67,21 @@ func (t *stallTracker) stall(s watchScope) {
 	if !was {
 		metrics.WatchStalled(s.resource, s.namespace, true)
 	}
+	for _, f := range idle {
+		f()
+	}
+}
+
+// closeIdle closes the idle connections of the client's transports. A
+// request that ran out of its timeout may have been waiting on a silent
+// connection that the other requests share (HTTP/2); once its stream is
+// reset the connection is idle, and closing it makes the retry dial a new
+// one instead of waiting there too until the connection's health check
+// gives up (30 s + 15 s).
+func (t *stallTracker) closeIdle() {
+	t.mu.Lock()
+	idle := t.idle
+	t.mu.Unlock()
 	for _, f := range idle {
 		f()
 	}
