@@ -22,6 +22,11 @@
 // (CRDs installed later are picked up by its 30-second resync). Nothing
 // schedules or runs Pods: there is no scheduler and no kubelet.
 //
+// For fault tests, [Env.StopAPIServer] and [Env.StartAPIServer] restart
+// kube-apiserver on the same etcd, address and certificates (the
+// kubeconfig stays valid), and [Env.CompactEtcd] compacts etcd's history,
+// so that a watch resuming from an older resourceVersion gets 410 Gone.
+//
 // Errors are one line that says what failed and what to do; they wrap the
 // underlying error, so errors.Is and errors.As work on them.
 package testenv
@@ -119,6 +124,7 @@ type Env struct {
 
 	env         *envtest.Environment
 	cm          *controllerManager // nil unless Options.ControllerManager
+	certDir     string             // the API server's certificates, kept across restarts
 	stopTimeout time.Duration
 	crds        []*apiextensionsv1.CustomResourceDefinition
 	tmpDir      string
@@ -197,6 +203,14 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 	if opts.APIServerPort != 0 {
 		api.SecureServing.ListenAddr = envtest.ListenAddr{Address: "127.0.0.1", Port: strconv.Itoa(opts.APIServerPort)}
 	}
+	// A folder of ours, not envtest's: envtest removes its own when the
+	// API server stops, and a restart (Env.StartAPIServer) needs the same
+	// certificates for the kubeconfig to stay valid.
+	certDir, err := os.MkdirTemp("", "kopf-wasm-apiserver-")
+	if err != nil {
+		return nil, fmt.Errorf("testenv: creating a folder for the API server's certificates: %w", err)
+	}
+	api.CertDir = certDir
 	for name, value := range opts.APIServerFlags {
 		api.Configure().Set(strings.TrimLeft(name, "-"), value)
 	}
@@ -217,15 +231,17 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		go func() {
 			<-started
 			_ = te.Stop()
+			_ = os.RemoveAll(certDir)
 		}()
 		return nil, fmt.Errorf("testenv: starting the control plane from %s: %w", assets, ctx.Err())
 	}
 	if err != nil {
 		_ = te.Stop()
+		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("testenv: starting the control plane from %s failed (set KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true to see its output): %w", assets, oneLine(err))
 	}
 
-	e := &Env{Config: te.Config, AssetsDir: assets, env: te, stopTimeout: timeout}
+	e := &Env{Config: te.Config, AssetsDir: assets, env: te, stopTimeout: timeout, certDir: certDir}
 	if err := e.writeKubeconfig(opts.KubeconfigPath); err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -300,6 +316,7 @@ func (e *Env) Stop() error {
 		if e.tmpDir != "" {
 			_ = os.RemoveAll(e.tmpDir)
 		}
+		_ = os.RemoveAll(e.certDir)
 	})
 	return e.stopErr
 }
