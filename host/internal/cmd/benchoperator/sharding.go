@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/sharding"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
@@ -105,4 +106,12 @@ func (r *shardedRun) stop() {
 	r.cancel()
 	<-r.done
 	_ = r.shard.Leave(context.Background())
+}
+
+// WatchLeases follows the Leases (kube.Client's, so that membership is
+// woken by their changes as in the host); the watch is one long request,
+// counted once when it opens (the API server ends it after 30-60 min).
+func (c *countingLeases) WatchLeases(ctx context.Context, ns, sel string, retry time.Duration, event func(kube.LeaseEvent)) error {
+	c.count()
+	return c.kc.WatchLeases(ctx, ns, sel, retry, event)
 }

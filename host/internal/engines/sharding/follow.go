@@ -28,7 +28,9 @@ func (s *Shard) followLoop(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C():
+		case <-s.changed:
 		}
+		t.Stop()
 		wait = s.opts.Settings.SettleInterval
 		listStart := s.clock.Now()
 		rctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
@@ -47,6 +49,30 @@ func (s *Shard) followLoop(ctx context.Context) {
 			wait = s.opts.Settings.RenewInterval
 		}
 	}
+}
+
+// watchLoop wakes the follow loop when a Lease of the group appears or
+// goes, or acknowledges another view, until ctx ends. Renewals that change
+// nothing else (every member's, every RenewInterval) do not wake it.
+func (s *Shard) watchLoop(ctx context.Context, w LeaseWatcher) {
+	views := map[string]string{} // Lease name -> acknowledged view
+	selector := LabelGroup + "=" + s.opts.Settings.Group
+	_ = w.WatchLeases(ctx, s.opts.Namespace, selector, s.opts.Settings.SettleInterval, func(ev kube.LeaseEvent) {
+		name, view := ev.Lease.Name, ev.Lease.Annotations[AnnotationView]
+		old, known := views[name]
+		switch {
+		case ev.Deleted:
+			delete(views, name)
+		case known && old == view:
+			return
+		default:
+			views[name] = view
+		}
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+	})
 }
 
 // step adopts a new view (narrowing what this replica handles, and

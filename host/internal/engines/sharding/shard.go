@@ -25,6 +25,14 @@ type Leases interface {
 	DeleteLease(ctx context.Context, namespace, name, resourceVersion string) error
 }
 
+// LeaseWatcher is what Leases may also do (kube.Client does): follow the
+// group's Leases in one long request. Membership then lists them as soon
+// as one appears, goes or acknowledges another view, rather than at its
+// next interval; every decision is still made on a listing.
+type LeaseWatcher interface {
+	WatchLeases(ctx context.Context, namespace, selector string, retry time.Duration, event func(kube.LeaseEvent)) error
+}
+
 // Target is what hands objects over: the reactor.
 type Target interface {
 	// Release stops handling every object [Shard.Owns] no longer admits:
@@ -79,6 +87,9 @@ type Shard struct {
 	clock clock.Clock
 	log   *slog.Logger
 	poke  chan struct{}
+	// changed wakes the follow loop: a Lease appeared, went or
+	// acknowledged another view (LeaseWatcher).
+	changed chan struct{}
 
 	mu      sync.Mutex
 	grant   grant
@@ -110,7 +121,7 @@ func New(opts Options) *Shard {
 	name = strings.Trim(name[:min(len(name), 253)], "-.")
 	return &Shard{
 		opts: opts, self: opts.Identity, name: name, clock: opts.Clock, log: opts.Logger,
-		poke: make(chan struct{}, 1), grant: grant{none: true},
+		poke: make(chan struct{}, 1), changed: make(chan struct{}, 1), grant: grant{none: true},
 	}
 }
 
@@ -139,6 +150,10 @@ func (s *Shard) Run(ctx context.Context) {
 	wg.Add(2)
 	go func() { defer wg.Done(); s.renewLoop(ctx) }()
 	go func() { defer wg.Done(); s.fenceLoop(ctx) }()
+	if w, ok := s.opts.Leases.(LeaseWatcher); ok {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.watchLoop(ctx, w) }()
+	}
 	s.followLoop(ctx)
 	wg.Wait()
 }

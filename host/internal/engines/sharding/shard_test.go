@@ -22,6 +22,14 @@ type store struct {
 	rv     int
 	leases map[string]kube.Lease
 	cut    map[string]bool // by holder
+	subs   []chan kube.LeaseEvent
+}
+
+// publish sends an event to the watching clients (s.mu held).
+func (s *store) publish(ev kube.LeaseEvent) {
+	for _, ch := range s.subs {
+		ch <- ev
+	}
 }
 
 func newStore() *store { return &store{leases: map[string]kube.Lease{}, cut: map[string]bool{}} }
@@ -71,6 +79,7 @@ func (c *client) PutLease(_ context.Context, l kube.Lease) (kube.Lease, error) {
 	c.s.rv++
 	l.ResourceVersion = strconv.Itoa(c.s.rv)
 	c.s.leases[l.Name] = l
+	c.s.publish(kube.LeaseEvent{Lease: l})
 	return l, nil
 }
 
@@ -82,6 +91,7 @@ func (c *client) DeleteLease(_ context.Context, _, name, rv string) error {
 	}
 	if old, ok := c.s.leases[name]; ok && (rv == "" || old.ResourceVersion == rv) {
 		delete(c.s.leases, name)
+		c.s.publish(kube.LeaseEvent{Lease: old, Deleted: true})
 	}
 	return nil
 }
