@@ -14,7 +14,9 @@
 // has seen its Lease change within LeaseDuration, measured on its own
 // clock from when it saw the change, as client-go's leader election
 // measures (so machines' clocks need not agree). That is two requests per
-// replica per interval, whatever the number of objects or changes. A
+// replica per interval, whatever the number of objects or changes. When
+// Leases is also a [LeaseWatcher] (kube.Client is), a Lease that appears,
+// goes or acknowledges another view wakes the listing at once. A
 // replica that stops cleanly deletes its Lease ([Shard.Leave]); the
 // Leases of killed replicas are deleted by the others after twice
 // LeaseDuration.
