@@ -234,6 +234,35 @@ func (w *Watch) Get(namespace, name string) (obj *unstructured.Unstructured, ok 
 	return s.get(namespace, name)
 }
 
+// Lookup returns an object from the watch cache as it is now, also while
+// the initial listing is still being delivered (the objects listed so far
+// are in the cache; the reactor processes them as they come). When the
+// object is not there, complete says whether that means it does not
+// exist: the cache covering its namespace holds the whole listing. While
+// it does not (a watch just started, a followed namespace not yet listed),
+// the object may still come. The object is shared: do not modify it.
+func (w *Watch) Lookup(namespace, name string) (obj *unstructured.Unstructured, found, complete bool) {
+	if !w.res.Namespaced {
+		namespace = ""
+	}
+	w.mu.Lock()
+	s := w.scopes[""]
+	if s == nil && namespace != "" {
+		s = w.scopes[namespace]
+	}
+	following := w.nsReg != nil && !w.nsReg.HasSynced()
+	stopped := w.stopped
+	w.mu.Unlock()
+	switch {
+	case s != nil:
+		obj, found = s.get(namespace, name)
+		return obj, found, found || s.inf.HasSynced()
+	case following && !stopped:
+		return nil, false, false // the namespace may still be found
+	}
+	return nil, false, true // a namespace not watched: nothing comes
+}
+
 func (s *scope) get(namespace, name string) (*unstructured.Unstructured, bool) {
 	key := name
 	if namespace != "" {

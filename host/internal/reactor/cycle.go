@@ -31,7 +31,13 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		o.hold(key, s.res.ResourceRef) // queued again once the indexes are complete
 		return
 	}
-	obj, ok := s.watch.Get(key.namespace, key.name)
+	obj, ok, complete := s.watch.Lookup(key.namespace, key.name)
+	if !ok && !complete {
+		// The watch is still listing (it started after a swap that re-added
+		// the resource): the object may yet come, and is not taken for gone.
+		o.awaitListing(ctx, key, s.watch)
+		return
+	}
 	if !ok {
 		events := o.mem.take(key) // gone: deleted and released
 		if o.limiter.NumRequeues(key) > 0 {
