@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -37,7 +38,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Every goroutine a host or operator started is gone once the tests
+	// have stopped them (e2etest.LeakOptions names what is not theirs).
+	goleak.VerifyTestMain(m, e2etest.LeakOptions()...)
 }
 
 func runOperatorProcess(kubeconfig, ns, module string) error {

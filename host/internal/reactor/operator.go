@@ -235,6 +235,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	<-ctx.Done()
 	o.queue.ShutDownWithDrain()
 	o.wg.Wait()
+	// ShutDownWithDrain leaves the delaying queue's timer goroutine
+	// running (client-go stops it in ShutDown only): it leaked per Run.
+	o.queue.ShutDown()
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
 	o.spawner.Shutdown(stopCtx)
 	o.admission.Stop(stopCtx)
