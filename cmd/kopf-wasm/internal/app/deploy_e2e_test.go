@@ -37,16 +37,21 @@ import (
 // applies (kubectl apply --dry-run=server -k), the handlers' RBAC of the
 // single overlay is what `kopf-wasm rbac` prints, the base grants what the
 // host needs beyond the handlers' resources, and the host run with a token
-// of the deployment's ServiceAccount (TokenRequest) serves: handlers,
-// Events, Module resources, /readyz, and /metrics for a scraper allowed by
-// kopf-wasm-metrics-reader (others refused), while a resource outside its
-// role is refused.
+// of the deployment's ServiceAccount (TokenRequest), with the RBAC of the
+// single, HA and sharded overlays applied, serves everything it can:
+// handlers, Events, Module resources, leader election (the Lease in its
+// namespace), Kopf's peering (keep-alives on the ClusterKopfPeering),
+// admission webhooks through managed configurations, a CRD conversion,
+// /readyz, and /metrics for a scraper allowed by kopf-wasm-metrics-reader
+// (others refused); then, run with --shards, its membership Lease. What is
+// outside its role is refused (Secrets, Leases in another namespace).
 func TestDeployE2E(t *testing.T) {
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := testenv.Start(t, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml")}})
+	env := testenv.Start(t, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml"),
+		filepath.Join(root, "examples", "10-conversion", "crd.yaml"), filepath.Join(root, "deploy", "peering", "crds.yaml")}})
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
 	cs := kubernetes.NewForConfigOrDie(env.Config)
 	dyn := dynamic.NewForConfigOrDie(env.Config)
@@ -106,11 +111,14 @@ func TestDeployE2E(t *testing.T) {
 		}
 	})
 
-	// The real thing: the single overlay applied, the host as its
-	// ServiceAccount.
-	if out, err := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "apply", "-k",
-		filepath.Join(root, "deploy", "overlays", "single")).CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply -k deploy/overlays/single: %v\n%s", err, out)
+	// The real thing: the RBAC of the overlays (single, then the Roles of
+	// the HA and sharded ones) and the default peering objects applied, the
+	// host as the ServiceAccount.
+	for _, args := range [][]string{{"-k", "deploy/overlays/single"}, {"-k", "deploy/overlays/ha"}, {"-k", "deploy/overlays/sharded"},
+		{"-f", "deploy/peering/objects.yaml"}} {
+		if out, err := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "apply", args[0], filepath.Join(root, args[1])).CombinedOutput(); err != nil {
+			t.Fatalf("kubectl apply %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
 	}
 	hostToken := token(t, cs, ns, "kopf-wasm")
 	kubeconfig := tokenKubeconfig(t, env.Config, hostToken)
@@ -137,9 +145,12 @@ func TestDeployE2E(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &e2etest.LogBuffer{}, Err: &stderr},
-			[]string{"run", "--kubeconfig", kubeconfig, "--standalone", "-A", "--module-resources", "--log-format", "json",
+			[]string{"run", "--kubeconfig", kubeconfig, "-A", "--module-resources", "--log-format", "json",
+				"--leader-elect", "--leader-elect-namespace", ns, "-P", "default",
+				"--webhook-listen", "127.0.0.1:0", "--webhook-host", "127.0.0.1", "--webhook-managed", managedWebhooks,
 				"--metrics-bind-address", metricsAddr, "--metrics-secure", "--metrics-auth",
-				"--health-probe-bind-address", healthAddr, "--config", config, mod})
+				"--health-probe-bind-address", healthAddr, "--config", config,
+				mod, wasmtest.Path(t, "09-admission"), wasmtest.Path(t, "10-conversion")})
 	}()
 	kex := dyn.Resource(schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}).Namespace("default")
 	obj := &unstructured.Unstructured{Object: map[string]any{
@@ -177,6 +188,9 @@ func TestDeployE2E(t *testing.T) {
 		}
 		return nil
 	})
+	checkLeaderAndPeering(t, cs, dyn, ns)
+	checkWebhooks(t, cs, dyn, alive)
+	checkConversion(t, dyn, alive)
 	e2etest.Eventually(t, 30*time.Second, "/readyz", func() error {
 		code, body := fetch(t, "http://"+healthAddr+"/readyz", "")
 		if code != http.StatusOK {
@@ -206,14 +220,18 @@ func TestDeployE2E(t *testing.T) {
 	if _, err := limited.CoreV1().Secrets("default").List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("listing secrets as the host's ServiceAccount: %v; want forbidden", err)
 	}
+	if _, err := limited.CoordinationV1().Leases("default").List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("listing Leases outside the host's namespace as its ServiceAccount: %v; want forbidden", err)
+	}
 
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("run exited with %d; stderr:\n%s", code, stderr.String())
 	}
-	if logs := stderr.String(); strings.Contains(strings.ToLower(logs), "forbidden") {
-		t.Errorf("the host was refused something:\n%s", logs)
+	if refused := refusals(stderr.String()); len(refused) > 0 {
+		t.Errorf("the host was refused something:\n%s", strings.Join(refused, "\n"))
 	}
+	runSharded(t, cs, kex, kubeconfig, ns, mod)
 }
 
 // clusterRoleRules are the rules of the ClusterRole name in YAML documents.
