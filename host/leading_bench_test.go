@@ -3,6 +3,7 @@ package host_test
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	}
 	e := newPeerEnv(b)
 	r := newReplicas(e, 3)
-	var samples []time.Duration
+	var samples, afterAcquire []time.Duration
 	for k := range kills {
 		old := r.leader()
 		for id, p := range r.procs {
@@ -44,7 +45,11 @@ func BenchmarkLeaderFailover(b *testing.B) {
 			b.Fatalf("%s: create_fn calls %v", name, runs)
 		}
 		samples = append(samples, runs[0].at.Sub(killed))
-		b.Logf("kill %d: %s -> %s in %s", k+1, old, runs[0].replica, samples[k].Round(time.Millisecond))
+		acquired := leadingSince(b, r.procs[runs[0].replica].logs())
+		afterAcquire = append(afterAcquire, runs[0].at.Sub(acquired))
+		b.Logf("kill %d: %s -> %s in %s (Lease acquired %s after the kill, first handler %s after that)", k+1, old,
+			runs[0].replica, samples[k].Round(time.Millisecond), acquired.Sub(killed).Round(time.Millisecond),
+			afterAcquire[k].Round(time.Millisecond))
 		delete(r.procs, old)
 		r.add()
 	}
@@ -52,4 +57,22 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	b.ReportMetric(samples[len(samples)/2].Seconds(), "failover-p50-s")
 	b.ReportMetric(samples[len(samples)-1].Seconds(), "failover-max-s")
 	b.ReportMetric(samples[0].Seconds(), "failover-min-s")
+	slices.Sort(afterAcquire)
+	b.ReportMetric(afterAcquire[len(afterAcquire)/2].Seconds(), "acquired-to-handler-p50-s")
+	b.ReportMetric(afterAcquire[len(afterAcquire)-1].Seconds(), "acquired-to-handler-max-s")
+}
+
+var leadingLine = regexp.MustCompile(`time=(\S+) level=\S+ msg="Leading: this replica`)
+
+// leadingSince is when a replica's log says it took the Lease.
+func leadingSince(b *testing.B, logs string) time.Time {
+	m := leadingLine.FindStringSubmatch(logs)
+	if m == nil {
+		b.Fatalf("the new leader's log has no \"Leading:\" line")
+	}
+	at, err := time.Parse(time.RFC3339Nano, m[1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	return at
 }
