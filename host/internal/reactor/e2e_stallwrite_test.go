@@ -1,0 +1,86 @@
+package reactor_test
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
+)
+
+// TestStalledWrite runs the operator through a TCP proxy that silently
+// stops forwarding the connection its requests other than watches share
+// (HTTP/2), while the watches (HTTP/1.1, connections of their own) go on:
+// the handlers' PATCHes of the changes made then wait on the silent
+// connection until settings.Kube.RequestTimeout, are retried on a new
+// connection, and land; every change is handled, each handler once.
+func TestStalledWrite(t *testing.T) {
+	c := startCluster(t)
+	const ns = "stallwrite"
+	createNamespace(t, c, ns)
+	u, err := url.Parse(c.env.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := e2etest.NewProxy(t, u.Host)
+	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Host = "https://" + proxy.Addr()
+	set := testSettings()
+	const timeout = 3 * time.Second
+	set.Kube.RequestTimeout = timeout
+	kc, err := kube.New(cfg, kube.Options{Settings: &set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logRecorder{}
+	run(t, kc, newLoggedOperator(t, kc, ns, set, slog.New(logs), load(t, newRuntime(t), "reactor", "testguests/reactor")))
+
+	const n = 5
+	for i := range n {
+		createExample(t, c, ns, fmt.Sprintf("obj-%d", i), map[string]any{"field": "a"})
+	}
+	for i := range n {
+		e2etest.Eventually(t, 60*time.Second, "created", hasMessage(t, c, ns, fmt.Sprintf("obj-%d", i), "create_fn", "created"))
+	}
+	// Let the writes settle, so that the freeze finds the connection idle
+	// and the next PATCH is the first request to hang on it.
+	time.Sleep(500 * time.Millisecond)
+	accepted := proxy.Accepted.Load()
+	frozen := proxy.FreezeMultiplexed()
+	if frozen == 0 {
+		t.Fatal("no HTTP/2 connection to freeze")
+	}
+	start := time.Now()
+	for i := range n {
+		patchSpec(t, c, ns, fmt.Sprintf("obj-%d", i), `{"spec":{"field":"b"}}`)
+	}
+	createExample(t, c, ns, "during", map[string]any{"field": "a"})
+	for i := range n {
+		e2etest.Eventually(t, 90*time.Second, "changed during the stall", hasField(t, c, ns, fmt.Sprintf("obj-%d", i), "a", "b"))
+	}
+	e2etest.Eventually(t, 90*time.Second, "created during the stall", hasMessage(t, c, ns, "during", "create_fn", "created"))
+	handled := time.Since(start)
+	t.Logf("froze %d connection(s); every change made then handled after %s (request timeout %s); %d new connections",
+		frozen, handled.Round(time.Millisecond), timeout, proxy.Accepted.Load()-accepted)
+	// A PATCH waits for its timeout, its retry (after 1 s) goes out on a
+	// new connection. Waiting on the silent connection until its HTTP/2
+	// health check gives up would take 30 s + 15 s.
+	if limit := 2*timeout + 10*time.Second; handled > limit {
+		t.Errorf("the changes made during the stall were handled after %s, want within %s", handled, limit)
+	}
+	for i := range n {
+		name := fmt.Sprintf("obj-%d", i)
+		if got := len(logs.about(name, "Handler 'field_fn/spec.field' succeeded")); got != 2 {
+			t.Errorf("%s: field_fn succeeded %d times, want twice (creation and one change)", name, got)
+		}
+		if got := len(logs.about(name, "Handler 'create_fn' succeeded")); got != 1 {
+			t.Errorf("%s: create_fn succeeded %d times, want once", name, got)
+		}
+	}
+}
