@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -19,6 +20,10 @@ type child struct {
 	ready  chan struct{}
 	exited chan struct{}
 	err    error // the result of Wait, once exited is closed
+	// synced closes when the child prints "synced"; cycles is the last
+	// "cycles N" it printed (operators run with -report-progress).
+	synced chan struct{}
+	cycles atomic.Int64
 }
 
 // startChild starts argv with stderr going to logPath; the child is ready
@@ -39,20 +44,41 @@ func startChild(argv []string, logPath string) (*child, error) {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
-	c := &child{cmd: cmd, log: log, ready: make(chan struct{}), exited: make(chan struct{})}
+	c := &child{cmd: cmd, log: log, ready: make(chan struct{}), exited: make(chan struct{}), synced: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		signalled := false
+		var ready, synced once
 		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "ready" && !signalled {
-				close(c.ready)
-				signalled = true
-			}
+			c.line(strings.TrimSpace(sc.Text()), &ready, &synced)
 		}
 		c.err = cmd.Wait()
 		close(c.exited)
 	}()
 	return c, nil
+}
+
+// once closes a channel the first time.
+type once bool
+
+func (o *once) close(ch chan struct{}) {
+	if !*o {
+		close(ch)
+		*o = true
+	}
+}
+
+// line takes in one line of the child's stdout.
+func (c *child) line(text string, ready, synced *once) {
+	switch {
+	case text == "ready":
+		ready.close(c.ready)
+	case text == "synced":
+		synced.close(c.synced)
+	case strings.HasPrefix(text, "cycles "):
+		if n, err := strconv.ParseInt(strings.TrimPrefix(text, "cycles "), 10, 64); err == nil {
+			c.cycles.Store(n)
+		}
+	}
 }
 
 // waitReady waits until the child said it is ready.

@@ -64,6 +64,9 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	}
 	switch name := p.Contender; name {
 	case "kopf-wasm":
+		if d.o.scale() { // restarts load the module as kopf-wasm run does, from its compile cache
+			common = append(common, "-cache-dir", filepath.Join(d.o.WorkDir, "wasm-cache"))
+		}
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
 	case "kopf-wasm-scraped": // its metrics read every 5 s, as Prometheus would
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench",

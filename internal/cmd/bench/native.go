@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,6 +37,9 @@ type operatorOptions struct {
 	kubeconfig, namespace, userAgent, cpuProfile string
 	workers                                      int
 	logLevel                                     slog.Level
+	// reportProgress prints "synced" and "cycles N" as benchoperator's
+	// -report-progress does (the cold-start benchmark).
+	reportProgress bool
 }
 
 func parseOperator(args []string, stderr io.Writer) (operatorOptions, error) {
@@ -46,6 +51,8 @@ func parseOperator(args []string, stderr io.Writer) (operatorOptions, error) {
 	fs.StringVar(&o.userAgent, "user-agent", "bench-native", "the HTTP user agent of the Kubernetes client")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from SIGUSR1 on")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent reconciles (MaxConcurrentReconciles)")
+	fs.BoolVar(&o.reportProgress, "report-progress", false,
+		`print "synced" on stdout once the cache synced, then "cycles N" (reconciles so far) whenever N changed`)
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -94,11 +101,12 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("operator: %w", err)
 	}
+	rec := &reconciler{client: mgr.GetClient()}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("kopfexample").
 		For(newKopfExample()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.workers}).
-		Complete(&reconciler{client: mgr.GetClient()})
+		Complete(rec)
 	if err != nil {
 		return fmt.Errorf("operator: %w", err)
 	}
@@ -108,6 +116,10 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("operator: the cache did not sync: %w", <-done)
 	}
 	fmt.Fprintln(stdout, "ready")
+	if o.reportProgress {
+		fmt.Fprintln(stdout, "synced")
+		go reportCycles(ctx, rec.reconciles.Load, stdout)
+	}
 	if err := <-done; err != nil {
 		return fmt.Errorf("operator: %w", err)
 	}
@@ -127,11 +139,13 @@ func newKopfExample() *unstructured.Unstructured {
 // written through the status subresource; every reconcile writes at most
 // once (PUT with the cached resourceVersion, as controllers usually do).
 type reconciler struct {
-	client client.Client
+	client     client.Client
+	reconciles atomic.Int64
 }
 
 // Reconcile brings one KopfExample up to date.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	defer r.reconciles.Add(1)
 	obj := newKopfExample()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -175,4 +189,23 @@ func statusChange(obj *unstructured.Unstructured) bool {
 	_ = unstructured.SetNestedField(obj.Object, map[string]any{"message": message}, "status", field)
 	_ = unstructured.SetNestedField(obj.Object, gen, "status", "observedGeneration")
 	return true
+}
+
+// reportCycles prints "cycles N" whenever count() changed, checking every
+// 100 ms until ctx ends.
+func reportCycles(ctx context.Context, count func() int64, stdout io.Writer) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	last := int64(-1)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n := count(); n != last {
+			last = n
+			fmt.Fprintf(stdout, "cycles %d\n", n)
+		}
+	}
 }

@@ -105,8 +105,18 @@ func (r report) rows() []row {
 		row{label: "writes per change", format: "%.3f", target: 1.34, value: func(res result) float64 { return res.WritesPerChange }},
 		row{label: "CPU per change (ms)", format: "%.3f", target: 1.3, ratio: true, value: func(res result) float64 { return res.CPUPerChangeMs }},
 		row{label: "peak RSS (MB)", format: "%.1f", target: 100, value: func(res result) float64 { return res.PeakRSSMB }},
+		row{label: "RSS per object (KB)", format: "%.2f", target: 1.0, ratio: true, value: rssPerObjectKB},
 		row{label: "API server CPU per change (ms)", format: "%.3f", value: func(res result) float64 { return res.APIServerCPUPerChangeMs }},
 	)
+}
+
+// rssPerObjectKB is what the phases added to the operator's peak RSS over
+// its peak before them (start-up and canary), per object, KiB.
+func rssPerObjectKB(res result) float64 {
+	if res.N <= 0 {
+		return 0
+	}
+	return (res.PeakRSSMB - res.ReadyPeakRSSMB) * 1024 / float64(res.N)
 }
 
 func (r report) find(name string) (result, bool) {

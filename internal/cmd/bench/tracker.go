@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +28,9 @@ type tracker struct {
 	objs    map[string]objState
 	p       progress
 	changed chan struct{}
+	// hook, when set, sees every object the watch delivers (the steady
+	// scenario's latency, steady.go), on the informer's goroutine.
+	hook atomic.Pointer[func(name string, obj *unstructured.Unstructured)]
 }
 
 type objState struct{ created, updated bool }
@@ -39,6 +43,9 @@ func newTracker(prefix string) *tracker {
 func (t *tracker) observe(name string, obj *unstructured.Unstructured) {
 	if !strings.HasPrefix(name, t.prefix) {
 		return
+	}
+	if h := t.hook.Load(); h != nil && obj != nil {
+		(*h)(name, obj)
 	}
 	t.mu.Lock()
 	old, existed := t.objs[name]
