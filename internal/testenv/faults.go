@@ -14,8 +14,9 @@ import (
 // they happen (internal/chaostest).
 
 // StopAPIServer stops kube-apiserver as a rolling restart does (SIGTERM,
-// then it finishes the requests in flight and ends its watches) and leaves
-// etcd, and kube-controller-manager if any, running. Until
+// then it finishes the requests in flight and ends its watches, within 2 s:
+// testenv runs it with --shutdown-watch-termination-grace-period=2s) and
+// leaves etcd, and kube-controller-manager if any, running. Until
 // [Env.StartAPIServer], connections to Config.Host are refused.
 func (e *Env) StopAPIServer() error {
 	if err := e.env.ControlPlane.GetAPIServer().Stop(); err != nil {

@@ -211,6 +211,9 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		return nil, fmt.Errorf("testenv: creating a folder for the API server's certificates: %w", err)
 	}
 	api.CertDir = certDir
+	// Watches open when the API server stops end within 2 s; without this
+	// it waits for them as long as its request timeout (a minute).
+	api.Configure().Set("shutdown-watch-termination-grace-period", "2s")
 	for name, value := range opts.APIServerFlags {
 		api.Configure().Set(strings.TrimLeft(name, "-"), value)
 	}
