@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,7 +47,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Every goroutine a host or operator started is gone once the tests
+	// have stopped them (e2etest.LeakOptions names what is not theirs).
+	goleak.VerifyTestMain(m, e2etest.LeakOptions()...)
 }
 
 // runHostProcess runs a host from the environment until SIGTERM.

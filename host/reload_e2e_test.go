@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -123,11 +124,16 @@ func (e *reloadEnv) run(opts host.Options) *e2etest.LogBuffer {
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	before := goleak.IgnoreCurrent()
 	go func() { done <- host.Run(ctx, opts) }()
 	e.t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			e.t.Errorf("host: %v", err)
+		}
+		// Every goroutine the host started is gone when Run returns.
+		if err := goleak.Find(append(e2etest.LeakOptions(), before)...); err != nil {
+			e.t.Errorf("goroutines outlive host.Run: %v", err)
 		}
 	})
 	return logs

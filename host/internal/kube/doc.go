@@ -48,7 +48,14 @@
 // connections) or [ErrRequest] (any other 4xx). Test them with errors.Is. Transient failures ([ErrUnavailable]) are
 // retried after settings.Kube.ErrorBackoffs (Kopf's by default), waiting
 // at least as long as a Retry-After header asks, within the caller's
-// context; each attempt is bounded by settings.Kube.RequestTimeout.
+// context; each attempt is bounded by settings.Kube.RequestTimeout, and
+// one that runs out of it closes the idle connections, so that its retry
+// does not wait on the same silent connection (stall.go). Within one
+// attempt, client-go's rest client repeats a request whose 429 or 5xx
+// answer carries Retry-After, as asked, up to 10 times. Watches and the
+// informers' lists are retried by the informers: after a 429 a watch is
+// resumed from its last resourceVersion, after a 5xx the resource is
+// listed again, each after a backoff of 0.8 s doubling to 30 s.
 //
 // # Settings
 //
