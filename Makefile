@@ -42,7 +42,7 @@ WASM_OUT := bin/wasm
 EXAMPLES_NATIVE_TESTS = $(shell cd examples && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .TestGoFiles}}{{.ImportPath}}{{end}}' ./... 2>/dev/null)
 GUEST_SDK_NATIVE = $(shell cd guest-sdk && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | grep -v ' github.com/extism/go-pdk' | cut -d' ' -f1)
 
-.PHONY: test check-go deps controlplane wasm fmt vet gotest clean demo cli docs guest-toolchains guests guesttest
+.PHONY: test check-go deps controlplane wasm fmt vet gotest clean demo cli docs guest-toolchains guests guesttest fuzz
 
 test: check-go deps controlplane wasm guests fmt vet guesttest gotest
 	@echo "make test: all passed"
@@ -117,6 +117,17 @@ gotest:
 	cd abi && $(GO) test -count=1 ./...
 	@pkgs="$(strip $(GUEST_SDK_NATIVE))"; if [ -n "$$pkgs" ]; then echo "cd guest-sdk && $(GO) test -count=1 $$pkgs"; cd guest-sdk && $(GO) test -count=1 $$pkgs; fi
 	@pkgs="$(strip $(EXAMPLES_NATIVE_TESTS))"; if [ -n "$$pkgs" ]; then echo "cd examples && $(GO) test -count=1 $$pkgs"; cd examples && $(GO) test -count=1 $$pkgs; fi
+	@echo "== fuzz: every fuzz target for $(FUZZTIME_SHORT) (make fuzz: $(FUZZTIME) each)"
+	FUZZTIME=$(FUZZTIME_SHORT) GO=$(GO) hack/fuzz.sh
+
+# Every fuzz target (func Fuzz... in the modules' tests) for FUZZTIME each,
+# one after another (hack/fuzz.sh); a failing input is kept under the
+# package's testdata/fuzz/ for plain go test to replay. make test runs each
+# for FUZZTIME_SHORT.
+FUZZTIME ?= 30s
+FUZZTIME_SHORT ?= 3s
+fuzz: check-go
+	FUZZTIME=$(FUZZTIME) GO=$(GO) hack/fuzz.sh
 
 clean:
 	rm -rf bin

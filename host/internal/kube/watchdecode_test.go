@@ -336,3 +336,46 @@ func TestSkippedEventMessage(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWatchDecoder decodes arbitrary streams with and without small caps:
+// neither may panic, and with caps the decoder yields the same events as
+// without, minus skipped ones (a DELETED one may come as a stub), and ends
+// with the same error unless it ended within a skipped event.
+func FuzzWatchDecoder(f *testing.F) {
+	for _, seed := range []string{recordedStream, sampleEvent + goneEvent, prettyEvent,
+		`{"type":"ADDED","object":{"apiVersion":"v1","kind":"X","metadata":{"name":"n"},"a":[[[[[[1]]]]]]}}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		all, errAll := decodeAll(strings.NewReader(string(stream)))
+		skipped := 0
+		d := newWatchDecoder(io.NopCloser(strings.NewReader(string(stream))), streamHooks{maxBytes: 1024, maxDepth: 6,
+			onSkipped: func(SkippedEvent) { skipped++ }})
+		var capped []decoded
+		var errCapped error
+		for {
+			typ, obj, err := d.Decode()
+			if err != nil {
+				errCapped = err
+				break
+			}
+			capped = append(capped, decoded{typ, obj})
+		}
+		i := 0
+		for _, ev := range capped {
+			for i < len(all) && !reflect.DeepEqual(all[i], ev) && !(ev.typ == watch.Deleted && all[i].typ == watch.Deleted) {
+				i++
+			}
+			if i == len(all) {
+				if errAll != io.EOF {
+					break // without caps it stopped at an error, maybe within an event skipped with caps
+				}
+				t.Fatalf("with caps the decoder gave %v, which it did not give without", ev)
+			}
+			i++
+		}
+		if len(capped)+skipped < len(all) && errCapped == errAll {
+			t.Fatalf("with caps %d events and %d skipped, without %d", len(capped), skipped, len(all))
+		}
+	})
+}

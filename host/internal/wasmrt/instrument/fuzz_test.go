@@ -1,29 +1,142 @@
 package instrument
 
 import (
+	"context"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
 // FuzzInterruptible feeds arbitrary bytes to Interruptible: it must not
 // panic, every error must be one of the documented kinds, and an output
-// must be accepted again (with another name).
+// must be accepted again (with another name). It is differential against
+// wazero: a module that wazero compiles is not called malformed, and
+// compiles after the rewrite too; and when it needs no imports, the two
+// versions behave the same (see sameBehaviour).
 func FuzzInterruptible(f *testing.F) {
 	for _, tc := range rewriteCases() {
 		f.Add(tc.in)
 	}
+	f.Add(runnableModule())
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
+	f.Cleanup(func() { rt.Close(ctx) })
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := Interruptible(in, "flag")
+		before, compileErr := rt.CompileModule(ctx, in)
+		if compileErr == nil {
+			defer before.Close(ctx)
+		}
 		if err != nil {
 			checkErrorKind(t, err)
+			if compileErr == nil && errors.Is(err, ErrMalformed) {
+				t.Fatalf("wazero compiles the module, the rewriter calls it malformed: %v", err)
+			}
 			return
+		}
+		if compileErr == nil {
+			after, err := rt.CompileModule(ctx, out)
+			if err != nil {
+				t.Fatalf("wazero compiles the module before the rewrite, not after: %v", err)
+			}
+			defer after.Close(ctx)
+			if len(before.ImportedFunctions())+len(before.ImportedMemories()) == 0 {
+				sameBehaviour(t, rt, before, after)
+			}
 		}
 		if _, err := Interruptible(out, "flag2"); err != nil {
 			t.Fatalf("output of a successful rewrite refused: %v", err)
 		}
 	})
+}
+
+// runnableModule is a valid module with a memory and no imports that
+// exports run, () -> i32, which loops (count to 5000) and recurses (2^10
+// calls), and trap, () -> i32, which traps: a seed for sameBehaviour.
+func runnableModule() []byte {
+	run := cat([]byte{0x41}, sleb(5000), []byte{0x10, 0x01, 0x41, 0x0a, 0x10, 0x02, 0x6a, 0x0b})
+	return module(
+		sec(1, vec([]byte{0x60, 0x00, 0x01, 0x7f}, i32i32Type)),
+		sec(3, vec([]byte{0x00}, []byte{0x01}, []byte{0x01}, []byte{0x00})),
+		sec(5, vec([]byte{0x00, 0x01})),
+		sec(7, vec(funcExport("run", 0), funcExport("trap", 3))),
+		code(fn(noLocals, run), fn(vec([]byte{0x01, 0x7f}), countTo(plainLoop)), fn(noLocals, pow2(2)),
+			fn(noLocals, []byte{0x00, 0x0b})),
+	)
+}
+
+// TestSameBehaviour checks the differential check on the runnable seed:
+// both versions run it to the same result.
+func TestSameBehaviour(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
+	defer rt.Close(ctx)
+	in := runnableModule()
+	out, err := Interruptible(in, "flag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := rt.CompileModule(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := rt.CompileModule(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.InstantiateModule(ctx, after, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := mod.ExportedFunction("run").Call(ctx); err != nil || res[0] != 5000+1024 {
+		t.Errorf("run() after the rewrite = %v, %v; want 6024", res, err)
+	}
+	sameBehaviour(t, rt, before, after)
+}
+
+// sameBehaviour instantiates both versions of a module without imports
+// and calls each exported function that takes no parameters, in the
+// export order: the results must be the same, or both calls must fail
+// (a trap). Calls that run past a short deadline (a loop that does not
+// end) end the comparison.
+func sameBehaviour(t *testing.T, rt wazero.Runtime, before, after wazero.CompiledModule) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	cfg := wazero.NewModuleConfig().WithName("")
+	m1, err1 := rt.InstantiateModule(ctx, before, cfg)
+	m2, err2 := rt.InstantiateModule(ctx, after, cfg)
+	if ctx.Err() != nil {
+		return
+	}
+	if (err1 == nil) != (err2 == nil) {
+		t.Fatalf("instantiation before the rewrite: %v; after: %v", err1, err2)
+	}
+	if err1 != nil {
+		return
+	}
+	defer m1.Close(context.Background())
+	defer m2.Close(context.Background())
+	names := slices.Sorted(maps.Keys(before.ExportedFunctions()))
+	for _, name := range names {
+		if len(before.ExportedFunctions()[name].ParamTypes()) > 0 {
+			continue
+		}
+		r1, err1 := m1.ExportedFunction(name).Call(ctx)
+		r2, err2 := m2.ExportedFunction(name).Call(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if (err1 == nil) != (err2 == nil) || !slices.Equal(r1, r2) {
+			t.Fatalf("%s() before the rewrite: %v, %v; after: %v, %v", name, r1, err1, r2, err2)
+		}
+	}
 }
 
 // checkErrorKind fails unless err is malformed, an unusable name or
