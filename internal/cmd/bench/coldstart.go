@@ -48,7 +48,8 @@ type coldResult struct {
 	// until Settle after it had looked at every object (audit log).
 	Writes writeCount `json:"writes"`
 	// CPUSeconds is the operator's CPU until then; PeakRSSMB its VmHWM
-	// then, RSSPerObjectKB that over N.
+	// then; RSSPerObjectKB what that is above the first start's peak
+	// before any object existed (scaleResult.ReadyPeakRSSMB), per object.
 	CPUSeconds     float64 `json:"cpu_seconds"`
 	PeakRSSMB      float64 `json:"peak_rss_mb"`
 	RSSPerObjectKB float64 `json:"rss_per_object_kb"`
@@ -57,12 +58,15 @@ type coldResult struct {
 
 // scaleResult is one contender's figures in the scale scenarios.
 type scaleResult struct {
-	Contender string        `json:"contender"`
-	Namespace string        `json:"namespace"`
-	N         int           `json:"n"`
-	Create    phaseResult   `json:"create"`
-	Cold      []coldResult  `json:"cold,omitempty"`
-	Steady    *steadyResult `json:"steady,omitempty"`
+	Contender string      `json:"contender"`
+	Namespace string      `json:"namespace"`
+	N         int         `json:"n"`
+	Create    phaseResult `json:"create"`
+	// ReadyPeakRSSMB is the operator's peak RSS at its first start, once
+	// it handled the canary, before the N objects were created.
+	ReadyPeakRSSMB float64       `json:"ready_peak_rss_mb"`
+	Cold           []coldResult  `json:"cold,omitempty"`
+	Steady         *steadyResult `json:"steady,omitempty"`
 }
 
 // coldSettle is how long the operator runs on after it has looked at
@@ -88,7 +92,7 @@ func (d *driver) scale(ctx context.Context, contender string, progress func(stri
 	if err := r.phase(ctx, 0); err != nil {
 		return res, err
 	}
-	res.Create = r.res.Phases[0]
+	res.Create, res.ReadyPeakRSSMB = r.res.Phases[0], r.res.ReadyPeakRSSMB
 	if slices.Contains(d.o.Scenarios, "coldstart") {
 		variants := []string{""}
 		if contender == "kopf-wasm" && d.o.ColdKeepManagedFields {
@@ -163,7 +167,7 @@ func (r *passRun) coldStart(ctx context.Context, variant string) (coldResult, er
 	}
 	c.CPUSeconds, c.APIServerCPU = cpu.Seconds(), api1-api0
 	c.PeakRSSMB = float64(hwm) / 1024
-	c.RSSPerObjectKB = float64(hwm) / float64(d.o.N)
+	c.RSSPerObjectKB = (c.PeakRSSMB - r.res.ReadyPeakRSSMB) * 1024 / float64(d.o.N)
 	ops, _, err := d.countWrites(auditFrom, writeFilter{Namespace: r.res.Namespace, Since: begin, Driver: driverAgent})
 	if err != nil {
 		return c, err

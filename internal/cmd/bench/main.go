@@ -28,6 +28,14 @@
 // command. The native contender is this binary itself, re-executed with the
 // hidden subcommand "operator" (see native.go).
 //
+// With -scenario coldstart,steady it measures scale instead of the phases
+// (coldstart.go, steady.go): for each contender, N objects created and
+// handled, the operator restarted on them (time until ready and until
+// every object was looked at, writes, peak RSS), then -rate changes per
+// second for -duration and the latency from each change to its result:
+//
+//	go run ./internal/cmd/bench -scenario coldstart,steady -n 10000 -rate 50 -duration 5m
+//
 // The subcommand "spawning" measures timers and daemons instead (timer
 // lateness with many 1 s timers, memory per running daemon; see
 // spawning.go):

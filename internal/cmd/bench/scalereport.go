@@ -51,13 +51,17 @@ func (r scaleReport) table(w io.Writer) {
 	}
 	row("", head...)
 	row("create phase (s)", r.cells(func(s scaleResult) string { return fmt.Sprintf("%.2f", s.Create.Seconds) })...)
+	row("create: CPU per change (ms)", r.cells(func(s scaleResult) string {
+		return fmt.Sprintf("%.3f", s.Create.CPU.Operator*1000/float64(max(s.N, 1)))
+	})...)
+	row("peak RSS before the objects (MB)", r.cells(func(s scaleResult) string { return fmt.Sprintf("%.1f", s.ReadyPeakRSSMB) })...)
 	_ = tw.Flush()
 	for _, res := range r.Results {
 		for _, c := range res.Cold {
 			fmt.Fprintf(w, "cold start %s (%s): ready %.2fs, every object looked at %.2fs (%d cycles), writes %d (%s), "+
-				"CPU %.2fs, API server CPU %.2fs, peak RSS %.1f MB (%.1f KB per object)\n",
+				"CPU %.2fs, API server CPU %.2fs, peak RSS %.1f MB (%.1f KB per object above the first start's %.1f MB)\n",
 				res.Contender, c.Variant, c.ReadySeconds, c.LookedAtSeconds, c.Cycles, c.Writes.Total, c.Writes,
-				c.CPUSeconds, c.APIServerCPU, c.PeakRSSMB, c.RSSPerObjectKB)
+				c.CPUSeconds, c.APIServerCPU, c.PeakRSSMB, c.RSSPerObjectKB, res.ReadyPeakRSSMB)
 		}
 	}
 	for _, res := range r.Results {
