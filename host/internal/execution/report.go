@@ -62,12 +62,12 @@ func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handle
 			e.log.Error(fmt.Sprintf("Handler '%s' failed: %s", id, Reason(step.Err)), attrs...)
 		}
 	default:
-		e.reportChange(ctx, subj, id, step, attrs)
+		e.reportChange(ctx, subj, h.Kind(), id, step, attrs)
 	}
 }
 
 // reportChange reports a changing handler's step, with an Event.
-func (e *Executor) reportChange(ctx context.Context, subj *Subject, id string, step Step, attrs []any) {
+func (e *Executor) reportChange(ctx context.Context, subj *Subject, kind abi.HandlerKind, id string, step Step, attrs []any) {
 	p := e.opts.Settings.Posting
 	if _, ok := step.Err.(*ChildrenRetryError); ok {
 		e.log.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id), attrs...)
@@ -85,6 +85,7 @@ func (e *Executor) reportChange(ctx context.Context, subj *Subject, id string, s
 	if !step.Finished {
 		msg = fmt.Sprintf("Handler '%s' failed and will try again in %s: %s", id, step.Delay, Reason(step.Err))
 	}
+	msg += deletionNote(subj, kind, e.opts.Settings.Persistence.Finalizer, step.Finished)
 	e.log.Error(msg, attrs...)
 	if p.Enabled {
 		e.postEvent(ctx, subj, abi.EventRequest{Type: "Warning", Reason: "Error", Message: msg})
