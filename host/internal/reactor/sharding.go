@@ -61,7 +61,10 @@ func (o *Operator) processOwned(ctx context.Context, key objectKey) {
 	o.process(ctx, key)
 }
 
-// cached returns the object behind key from the watch cache (nil if none).
+// cached returns the object behind key from the watch cache (nil if none),
+// also while the cache is still being filled by its first listing: the
+// cycles process an object from then on (kube.Watch.Lookup), so ownership
+// must be decided from then on too.
 func (o *Operator) cached(key objectKey) *unstructured.Unstructured {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
@@ -69,11 +72,23 @@ func (o *Operator) cached(key objectKey) *unstructured.Unstructured {
 	if s == nil || s.watch == nil {
 		return nil
 	}
-	obj, ok := s.watch.Get(key.namespace, key.name)
+	obj, ok, _ := s.watch.Lookup(key.namespace, key.name)
 	if !ok {
 		return nil
 	}
 	return obj
+}
+
+// foreign reports whether obj, found by a cycle, belongs to another
+// replica; its events for event handlers are dropped then. The cycle asks
+// it on the object it is about to handle: processOwned's earlier look may
+// have found nothing (the object arrived in the cache in between).
+func (o *Operator) foreign(key objectKey, obj *unstructured.Unstructured) bool {
+	if o.owns(obj) {
+		return false
+	}
+	o.mem.drainEvents(key)
+	return true
 }
 
 // Release stops handling the objects the Owner no longer admits: it waits
