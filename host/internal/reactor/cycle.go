@@ -49,6 +49,9 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		o.exec.ForgetObject(s.res.ResourceRef, key.namespace, key.name)
 		return
 	}
+	if o.foreign(key, obj) {
+		return // sharding: another replica's object
+	}
 	now := time.Now()
 	if wait := o.mem.stale(key, obj.GetResourceVersion(), now, o.opts.Settings.Persistence.ConsistencyTimeout); wait > 0 {
 		o.queue.AddAfter(key, wait)
