@@ -127,3 +127,60 @@ func hasCreateRuns(t *testing.T, c *cluster, ns, name string, want int) func() e
 		return nil
 	}
 }
+
+// TestSwapReAddKeepsMemos drops the resource of testguests/swapmemo with a
+// swap and adds it back with the next: the objects the operator remembers
+// are queued to resume at once, before the new watch has listed them, and
+// must not be taken for deleted then: their memos were dropped, and the
+// memo the timer sees after the swaps lost what the create handler (which
+// does not run again) had put in.
+func TestSwapReAddKeepsMemos(t *testing.T) {
+	c := startCluster(t)
+	const ns = "readdmemo"
+	createNamespace(t, c, ns)
+	rt := newRuntime(t)
+	kc := newKube(t, c)
+	op := run(t, kc, newOperator(t, kc, ns, testSettings(), load(t, rt, "swapmemo", "testguests/swapmemo")))
+	ctx := context.Background()
+	const n = 5
+	for i := range n {
+		createExample(t, c, ns, fmt.Sprintf("m%d", i), map[string]any{})
+	}
+	for i := range n {
+		e2etest.Eventually(t, 60*time.Second, "the memo before the swaps", hasMemoCreate(t, c, ns, fmt.Sprintf("m%d", i)))
+	}
+	again := load(t, rt, "swapmemo", "testguests/swapmemo") // a swap closes the modules it drops
+	if err := op.Swap(ctx, []*wasmrt.Module{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Swap(ctx, []*wasmrt.Module{again}); err != nil {
+		t.Fatal(err)
+	}
+	// The ticks from now on come from the timer of the module added back.
+	for i := range n {
+		patch := []byte(`{"status":{"tick":null}}`)
+		if _, err := c.dyn.Resource(kopfexamples).Namespace(ns).Patch(ctx, fmt.Sprintf("m%d", i), types.MergePatchType,
+			patch, metav1.PatchOptions{}, "status"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		e2etest.Eventually(t, 60*time.Second, "the memo after the swaps", hasMemoCreate(t, c, ns, fmt.Sprintf("m%d", i)))
+	}
+}
+
+// hasMemoCreate checks that the swapmemo guest's timer saw create=true in
+// the object's memo (status.tick).
+func hasMemoCreate(t *testing.T, c *cluster, ns, name string) func() error {
+	return func() error {
+		obj := get(t, c, ns, name)
+		if obj == nil {
+			return fmt.Errorf("%s does not exist", name)
+		}
+		tick, found, _ := unstructured.NestedMap(obj.Object, "status", "tick")
+		if !found || tick["create"] != true {
+			return fmt.Errorf("the timer's memo of %s is %v (found %v), want create=true", name, tick, found)
+		}
+		return nil
+	}
+}
