@@ -2,7 +2,9 @@ package reactor
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
@@ -33,10 +35,14 @@ func (c *cyc) storesDiffBaseInStatus() bool {
 // statusPrunes switches the resource to the annotation diff-base and stores
 // essence there for obj; it returns what the write returned.
 func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, subj *execution.Subject, essence map[string]any) (*kube.Patched, error) {
-	o.log.Warn("the status of this resource drops unknown fields: its diff-base goes to an annotation from now on; "+
-		"handler results stored in status may be dropped too (add x-kubernetes-preserve-unknown-fields to the CRD's status)",
-		"resource", res.String())
-	o.pruning.Store(res.String(), true)
+	msg := fmt.Sprintf("The status of %s drops unknown fields (the diff-base written to status.kopf was not there "+
+		"in the API server's answer): the diff-base goes to an annotation from now on, for every object of the resource; "+
+		"handler results stored in status are dropped too. Add x-kubernetes-preserve-unknown-fields: true to the CRD's "+
+		"status schema.", res.String())
+	o.log.Warn(msg, append(subj.Attrs(), "resource", res.String())...)
+	if _, known := o.pruning.LoadOrStore(res.String(), true); !known && o.opts.Settings.Posting.Enabled && o.kube != nil {
+		_ = o.kube.PostEvent(ctx, subj.Ref(), abi.EventRequest{Type: "Warning", Reason: "StatusPruned", Message: msg})
+	}
 	p := persistence.NewPatch(res.Status)
 	if err := o.annotated.StoreDiffBase(p, subj.Object.Object, essence); err != nil {
 		return nil, err

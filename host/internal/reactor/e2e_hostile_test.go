@@ -1,0 +1,105 @@
+package reactor_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
+)
+
+// TestHostileInput: a CRD whose status schema prunes unknown fields
+// (Kopf's lost-progress trap): the host notices that the diff-base it
+// wrote to status.kopf vanished, keeps it in the annotation from then on,
+// says so in a warning and a Warning Event, and an update is an update
+// (the object is not created again). Then an object whose diff-base would
+// pass the API server's 256 KiB limit on annotations (Kopf #1087): its
+// deletion is not blocked.
+func TestHostileInput(t *testing.T) {
+	c := startCluster(t)
+	const ns = "hostile"
+	createNamespace(t, c, ns)
+	ctx := context.Background()
+
+	// The status keeps only a phase.
+	crd, err := c.dyn.Resource(crds).Get(ctx, "kopfexamples.kopf.dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	v0 := versions[0].(map[string]any)
+	if err := unstructured.SetNestedMap(v0, map[string]any{"type": "object", "properties": map[string]any{
+		"phase": map[string]any{"type": "string"}}}, "schema", "openAPIV3Schema", "properties", "status"); err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions")
+	if _, err := c.dyn.Resource(crds).Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createExample(t, c, "default", "probe", map[string]any{})
+	e2etest.Eventually(t, 30*time.Second, "the status pruned", func() error {
+		out, err := c.dyn.Resource(kopfexamples).Namespace("default").Patch(ctx, "probe", types.MergePatchType,
+			[]byte(`{"status":{"x":1,"phase":"p"}}`), metav1.PatchOptions{}, "status")
+		if err != nil {
+			return err
+		}
+		if _, kept, _ := unstructured.NestedFieldNoCopy(out.Object, "status", "x"); kept {
+			return fmt.Errorf("status.x kept")
+		}
+		return nil
+	})
+
+	logs := &logRecorder{}
+	kc := newKube(t, c)
+	run(t, kc, newLoggedOperator(t, kc, ns, testSettings(), slog.New(logs), load(t, newRuntime(t), "reactor", "testguests/reactor")))
+
+	createExample(t, c, ns, "p1", map[string]any{"field": "a"})
+	e2etest.Eventually(t, 60*time.Second, "the diff-base in the annotation", func() error {
+		if _, ok := get(t, c, ns, "p1").GetAnnotations()["kopf.zalando.org/last-handled-configuration"]; !ok {
+			return fmt.Errorf("no diff-base annotation: %v", get(t, c, ns, "p1").GetAnnotations())
+		}
+		return nil
+	})
+	if got := logs.about("p1", "drops unknown fields"); len(got) == 0 || !strings.Contains(got[0], "x-kubernetes-preserve-unknown-fields") {
+		t.Errorf("no warning about the pruned status: %q", got)
+	}
+	e2etest.Eventually(t, 20*time.Second, "the StatusPruned Event", func() error {
+		list, err := c.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=StatusPruned"})
+		if err != nil || len(list.Items) != 1 {
+			return fmt.Errorf("%v StatusPruned Events (%v)", len(list.Items), err)
+		}
+		return nil
+	})
+	patchSpec(t, c, ns, "p1", `{"spec":{"field":"b"}}`)
+	e2etest.Eventually(t, 60*time.Second, "the update handled", func() error {
+		if len(logs.about("p1", "Handler 'update_fn' succeeded")) == 0 {
+			return fmt.Errorf("update_fn has not succeeded")
+		}
+		return nil
+	})
+	if got := logs.about("p1", "Handler 'create_fn' succeeded"); len(got) != 1 {
+		t.Errorf("create_fn succeeded %d times, want once (the update must not look like a creation)", len(got))
+	}
+
+	// A diff-base larger than the annotations may hold: whatever happens
+	// to its storage, the deletion goes through.
+	createExample(t, c, ns, "big", map[string]any{"field": "a", "blob": strings.Repeat("b", 300<<10)})
+	e2etest.Eventually(t, 60*time.Second, "big created", func() error {
+		if len(logs.about("big", "Handler 'create_fn' succeeded")) == 0 {
+			return fmt.Errorf("create_fn has not succeeded")
+		}
+		return nil
+	})
+	deleteExample(t, c, ns, "big")
+	e2etest.Eventually(t, 60*time.Second, "big deleted", gone(t, c, ns, "big"))
+	t.Logf("big: create_fn succeeded %d times; %d lines about it failing or throttled: %q",
+		len(logs.about("big", "Handler 'create_fn' succeeded")), len(logs.about("big", "hrottl")), logs.about("big", "hrottl"))
+}
