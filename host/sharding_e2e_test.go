@@ -85,11 +85,11 @@ func (l *jsonLog) read(t testing.TB) {
 
 // shardProcs are `kopf-wasm run --shards` processes.
 type shardProcs struct {
-	e      *peerEnv
-	dir    string // of the logs, kept when the test fails
-	cli    string
-	args   []string
-	logs   map[string]*jsonLog
+	e    *peerEnv
+	dir  string // of the logs, kept when the test fails
+	cli  string
+	args []string
+	logs map[string]*jsonLog
 }
 
 // start starts the replica id (its shard identity: POD_NAME).
