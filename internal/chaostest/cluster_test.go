@@ -45,7 +45,7 @@ type cluster struct {
 	env    *testenv.Env
 	res    dynamic.ResourceInterface // kopfexamples in ns
 	module string                    // the conformance guest
-	cache  string                    // KOPF_WASM_CACHE of the hosts (a compile cache they share)
+	cache  string                    // KOPF_WASM_CACHE of the hosts (compileCache)
 	config string                    // the hosts' settings file
 }
 
@@ -65,7 +65,7 @@ func newCluster(t testing.TB, opts testenv.Options, settings string) *cluster {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, env: env, module: module, cache: t.TempDir(),
+	c := &cluster{t: t, env: env, module: module, cache: compileCache(t, module),
 		res:    dynamic.NewForConfigOrDie(env.Config).Resource(kopfExamples).Namespace(ns),
 		config: filepath.Join(t.TempDir(), "settings.yaml")}
 	if err := os.WriteFile(c.config, []byte(settings), 0o644); err != nil {

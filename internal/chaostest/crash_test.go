@@ -18,21 +18,49 @@ import (
 // crashPlan is the size of a crash loop.
 type crashPlan struct {
 	objects, kills int
-	updates        int           // spec.step changes per object
-	killAfter      time.Duration // a process is killed up to this long after its start (uniformly)
-	minKillAfter   time.Duration
+	updates        int // spec.step changes per object
 }
 
 // The short version runs in `make test`; KOPF_WASM_CHAOS=long (`make
 // chaos`) runs the long one.
 var (
-	shortCrash = crashPlan{objects: 200, kills: 30, updates: 2, minKillAfter: 500 * time.Millisecond, killAfter: 4 * time.Second}
-	longCrash  = crashPlan{objects: 600, kills: 100, updates: 2, minKillAfter: 500 * time.Millisecond, killAfter: 4 * time.Second}
+	shortCrash = crashPlan{objects: 200, kills: 30, updates: 2}
+	longCrash  = crashPlan{objects: 600, kills: 100, updates: 2}
 )
 
+// A kill comes at a random moment: one in three while the process starts
+// (up to startKill after its start: loading the module, listing), the
+// others while it handles (up to handlingKill after its first handler
+// call).
+const (
+	startKill    = 3 * time.Second
+	handlingKill = 1500 * time.Millisecond
+)
+
+// killMoment is when to kill a process: its delay, and whether it counts
+// from the first handler call rather than from the start.
+type killMoment struct {
+	delay    time.Duration
+	handling bool
+}
+
+// killMoments draws the kills' moments.
+func killMoments(rng *rand.Rand, n int) []killMoment {
+	out := make([]killMoment, n)
+	for i := range out {
+		if rng.IntN(3) == 0 {
+			out[i] = killMoment{delay: time.Duration(rng.Int64N(int64(startKill)))}
+		} else {
+			out[i] = killMoment{delay: time.Duration(rng.Int64N(int64(handlingKill))), handling: true}
+		}
+	}
+	return out
+}
+
 // TestCrashLoop creates, updates and deletes objects while the host
-// process is SIGKILLed at random moments (from its start, so also while it
-// starts and lists) and started again each time. Every object's every
+// process is SIGKILLed at random moments (killMoments: while it starts and
+// lists, or while it handles) and started again each time; the compile
+// cache is warm, as a restarted pod's would be with a kept cache. Every object's every
 // change is handled (the workload waits for each; nothing is lost), each
 // handler the guest logged is one the objects needed, and a handler runs
 // again only if the process that ran it before was killed before its
@@ -44,41 +72,49 @@ func TestCrashLoop(t *testing.T) {
 		plan = longCrash
 	}
 	s := seed(t)
-	rng := rand.New(rand.NewPCG(s, 0))
-	delays := make([]time.Duration, plan.kills)
+	moments := killMoments(rand.New(rand.NewPCG(s, 0)), plan.kills)
+	// The workload's objects start evenly over the kills' expected span
+	// (a start taking two seconds).
 	var window time.Duration
-	for i := range delays {
-		delays[i] = plan.minKillAfter + time.Duration(rng.Int64N(int64(plan.killAfter-plan.minKillAfter)))
-		window += delays[i]
+	for _, m := range moments {
+		window += m.delay + 2*time.Second
 	}
-	kopfWasm(t) // built before the clock starts
 	c := newCluster(t, testenv.Options{}, "")
 	tr := track(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	w := &workload{c: c, tr: tr, seed: s, updates: plan.updates, think: 300 * time.Millisecond}
+	w := &workload{c: c, tr: tr, seed: s, updates: plan.updates, think: 300 * time.Millisecond, done: make(chan struct{})}
 	begin := time.Now()
 	gap := window / time.Duration(plan.objects)
 	for i := range plan.objects {
 		w.start(ctx, i, begin.Add(time.Duration(i)*gap))
 	}
+	finished := make(chan []error, 1)
+	go func() { finished <- w.wait() }()
 
 	var procs []*hostProc
 	var inFlightAt []map[callKey]bool
 	var all []call
-	maxInFlight := 0
+	maxInFlight, handling := 0, 0
 	for k := range plan.kills {
 		p := c.startHost(k, c.env.Kubeconfig)
 		procs = append(procs, p)
+		from := p.started
+		if moments[k].handling {
+			from = p.firstCall(w.done)
+		}
 		select {
-		case <-time.After(time.Until(p.started.Add(delays[k]))):
+		case <-time.After(time.Until(from.Add(moments[k].delay))):
 		case <-p.exited:
 			t.Fatalf("host %d ended by itself (%v); its log's end:\n%s", k, p.err, p.tail(40))
 		}
 		p.kill()
 		snap := snapshotNow(t, c)
 		cs := calls(k, p.records())
+		if len(cs) > 0 {
+			handling++
+		}
 		all = append(all, cs...)
 		inFlightAt = append(inFlightAt, inFlight(cs, snap))
 		maxInFlight = max(maxInFlight, len(inFlightAt[k]))
@@ -88,8 +124,6 @@ func TestCrashLoop(t *testing.T) {
 	procs = append(procs, last)
 	inFlightAt = append(inFlightAt, nil)
 
-	finished := make(chan []error, 1)
-	go func() { finished <- w.wait() }()
 	var errs []error
 	select {
 	case errs = <-finished:
@@ -100,6 +134,7 @@ func TestCrashLoop(t *testing.T) {
 		t.Fatalf("the last host ended by itself (%v); its log's end:\n%s", last.err, last.tail(40))
 	}
 	drained := time.Now()
+	last.watching(time.Minute) // a SIGTERM before it listens for signals would kill it
 	if err := last.stop(30 * time.Second); err != nil {
 		t.Errorf("the last host, stopped with SIGTERM: %v", err)
 	}
@@ -140,8 +175,8 @@ func TestCrashLoop(t *testing.T) {
 	if workers := settings.Default().Execution.Workers; maxInFlight > workers {
 		t.Errorf("%d calls in flight at one kill, more than the %d workers run at once", maxInFlight, workers)
 	}
-	t.Logf("%d kills, %d objects (%d changes); %d handler calls for %d needed: %d ran again after a kill, of %d in flight at the kills (at most %d at one)",
-		plan.kills, plan.objects, len(w.stages), a.calls, len(want), a.repeats, a.inFlight, maxInFlight)
+	t.Logf("%d kills (%d of processes that had called handlers), %d objects (%d changes); %d handler calls for %d needed: %d ran again after a kill, of %d in flight at the kills (at most %d at one)",
+		plan.kills, handling, plan.objects, len(w.stages), a.calls, len(want), a.repeats, a.inFlight, maxInFlight)
 	t.Logf("kills over %s, all handled %s after the last one", killsDone.Sub(begin).Round(time.Second), drained.Sub(killsDone).Round(100*time.Millisecond))
 	reportRestarts(t, w, procs)
 }

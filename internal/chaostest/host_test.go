@@ -17,12 +17,18 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 )
 
-// cli is the kopf-wasm binary the tests run, built once per test binary.
+// cli is the kopf-wasm binary the tests run, built once per test binary,
+// and the compile cache its processes share (KOPF_WASM_CACHE), filled once.
 var cli struct {
 	once sync.Once
 	dir  string
 	path string
 	err  error
+
+	warm     sync.Once
+	cache    string
+	warmErr  error
+	warmTime time.Duration
 }
 
 func TestMain(m *testing.M) {
@@ -57,6 +63,29 @@ func kopfWasm(t testing.TB) string {
 		t.Fatal(cli.err)
 	}
 	return cli.path
+}
+
+// compileCache returns the hosts' KOPF_WASM_CACHE, with the module
+// compiled into it (by `kopf-wasm inspect`, through the same cache) before
+// the first host starts: a host killed while it compiles would leave the
+// next one to compile again.
+func compileCache(t testing.TB, module string) string {
+	t.Helper()
+	bin := kopfWasm(t)
+	cli.warm.Do(func() {
+		cli.cache = filepath.Join(cli.dir, "cache")
+		begin := time.Now()
+		cmd := exec.Command(bin, "inspect", module)
+		cmd.Env = append(os.Environ(), "KOPF_WASM_CACHE="+cli.cache)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cli.warmErr = fmt.Errorf("kopf-wasm inspect %s: %w\n%s", module, err, out)
+		}
+		cli.warmTime = time.Since(begin)
+	})
+	if cli.warmErr != nil {
+		t.Fatal(cli.warmErr)
+	}
+	return cli.cache
 }
 
 // hostProc is one `kopf-wasm run` process, its log (JSON lines) in a file.
@@ -136,6 +165,42 @@ func (p *hostProc) signal(t testing.TB, sig syscall.Signal) {
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatalf("host %d: %s: %v", p.n, sig, err)
 	}
+}
+
+// firstCall waits until the process logged its first handler call (or
+// ended, or stop is closed) and returns when it saw that.
+func (p *hostProc) firstCall(stop <-chan struct{}) time.Time {
+	return p.logged(`"msg":"call"`, stop, 0)
+}
+
+// watching waits up to d until the process serves (it logged that it
+// watches the resource).
+func (p *hostProc) watching(d time.Duration) {
+	p.logged(`"msg":"watching"`, nil, d)
+}
+
+// logged waits until the process's log has text (or the process ended,
+// stop is closed or, unless zero, within passed) and returns when it saw
+// that.
+func (p *hostProc) logged(text string, stop <-chan struct{}, within time.Duration) time.Time {
+	var deadline <-chan time.Time
+	if within > 0 {
+		deadline = time.After(within)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(p.logText(), text) {
+		select {
+		case <-tick.C:
+		case <-p.exited:
+			return time.Now()
+		case <-stop:
+			return time.Now()
+		case <-deadline:
+			return time.Now()
+		}
+	}
+	return time.Now()
 }
 
 // logText is the process's log so far.
