@@ -172,11 +172,12 @@ func (g *guestReq) write(ctx context.Context) (json.RawMessage, error) {
 	if manager == "" {
 		manager = g.c.kube.FieldManager
 	}
+	if g.req.Verb == abi.VerbCreate {
+		return g.create(ctx, manager)
+	}
 	subs := subresources(g.req.Subresource)
 	return g.sendJSON(ctx, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
 		switch g.req.Verb {
-		case abi.VerbCreate:
-			return ri.Create(ctx, g.obj, metav1.CreateOptions{FieldManager: manager}, subs...)
 		case abi.VerbUpdate:
 			return ri.Update(ctx, g.obj, metav1.UpdateOptions{FieldManager: manager}, subs...)
 		case abi.VerbApply:
@@ -186,6 +187,39 @@ func (g *guestReq) write(ctx context.Context) (json.RawMessage, error) {
 		}
 		return ri.Patch(ctx, g.req.Name, g.pt, g.req.Body, metav1.PatchOptions{FieldManager: manager}, subs...)
 	})
+}
+
+// create sends a create with the client's retries, each attempt one
+// request: client-go's rest client (the dynamic client's) would repeat a
+// create whose 5xx answer carries Retry-After, and a create answered 5xx
+// may have created the object (the repeat then fails with AlreadyExists);
+// send retries it only after a 429, which guarantees nothing was created.
+func (g *guestReq) create(ctx context.Context, manager string) (json.RawMessage, error) {
+	body, err := g.obj.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%w: body: %v", ErrInvalid, err)
+	}
+	name := ""
+	if g.req.Subresource != "" {
+		name = g.req.Name // a create on a subresource names its object
+	}
+	var raw []byte
+	err = g.send(ctx, func(ctx context.Context, _ dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
+		req := g.c.raw.Post().AbsPath(objectPath(g.gvr, g.req.Namespace, name, g.req.Subresource)...)
+		if manager != "" {
+			req = req.Param("fieldManager", manager)
+		}
+		res := req.Body(body).MaxRetries(0).Do(ctx)
+		if err := res.Error(); err != nil { // Error, not Raw: it decodes the API status
+			return nil, err
+		}
+		raw, _ = res.Raw()
+		return nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // sendJSON sends a request that returns an object and encodes it.

@@ -52,7 +52,8 @@
 // one that runs out of it closes the idle connections, so that its retry
 // does not wait on the same silent connection (stall.go). Within one
 // attempt, client-go's rest client repeats a request whose 429 or 5xx
-// answer carries Retry-After, as asked, up to 10 times. Watches and the
+// answer carries Retry-After, as asked, up to 10 times; not a guest's
+// create, which a 5xx may have carried out. Watches and the
 // informers' lists are retried by the informers: after a 429 a watch is
 // resumed from its last resourceVersion, after a 5xx the resource is
 // listed again, each after a backoff of 0.8 s doubling to 30 s.
