@@ -162,6 +162,10 @@ func (c costReport) print(w io.Writer, rep report, load string) {
 	fmt.Fprintf(w, "\nCPU per change with metrics / without: %.3f over all passes; per round mean %.3f, SD %.3f, min %.3f, max %.3f (%d rounds)\n",
 		c.Combined, c.Mean, c.SD, c.Min, c.Max, len(c.Rounds))
 	fmt.Fprintf(w, "target ≤ 1.03: %s\n", c.verdict())
+	for _, res := range rep.Summary {
+		fmt.Fprintf(w, "%s: peak RSS %.1f MB, %.3f writes per change, CPU per change %.3f ms over %d passes\n",
+			res.Contender, res.PeakRSSMB, res.WritesPerChange, res.CPUPerChangeMs, res.Passes)
+	}
 }
 
 // verdict says whether the target (3 % more CPU at most) is met, and
