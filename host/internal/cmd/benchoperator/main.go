@@ -57,7 +57,14 @@ type options struct {
 	shards                      bool
 	identity                    string
 	scrapeEvery                 time.Duration
+	metrics                     bool
 	logLevel                    slog.Level
+	// reportProgress prints "synced" once the operator is ready and
+	// "cycles N" whenever its count of processing cycles changed (the
+	// cold-start benchmark).
+	reportProgress    bool
+	keepManagedFields bool
+	cacheDir          string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -73,6 +80,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.shards, "shards", false, "share the objects with the other benchoperators run with -shards (Leases in -namespace)")
 	fs.StringVar(&o.identity, "identity", "", "this replica's identity with -shards (default: the host name and pid)")
 	fs.DurationVar(&o.scrapeEvery, "scrape-every", 0, "read the Prometheus metrics this often, as a scraper would (0: never)")
+	fs.BoolVar(&o.metrics, "metrics", true, "record metrics (false: none, as `kopf-wasm run` without --metrics-bind-address)")
+	fs.BoolVar(&o.reportProgress, "report-progress", false,
+		`print "synced" on stdout once ready, then "cycles N" (processing cycles so far) whenever N changed`)
+	fs.BoolVar(&o.keepManagedFields, "keep-managed-fields", false, "keep metadata.managedFields in the watch cache (settings.Kube.KeepManagedFields)")
+	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep compiled modules in this folder across starts (settings.Wasm.CacheDir; default: compile in memory)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -102,12 +114,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	slog.SetDefault(log)
 	defer freeOnSignal()()
 
+	metrics.SetEnabled(o.metrics)
 	set := settings.Default()
 	cfg, err := kube.LoadConfig(o.kubeconfig, "")
 	if err != nil {
 		return err
 	}
 	set.Kube.UserAgent = o.userAgent
+	set.Kube.KeepManagedFields = o.keepManagedFields
+	set.Wasm.CacheDir = o.cacheDir
 	kc, err := kube.New(cfg, kube.Options{Settings: &set, Logger: log})
 	if err != nil {
 		return err
@@ -157,12 +172,58 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go func() { done <- op.Run(ctx) }()
 	go scrape(ctx, o.scrapeEvery)
 	fmt.Fprintln(stdout, "ready")
+	if o.reportProgress {
+		go reportProgress(ctx, op, stdout)
+	}
 	err = <-done
 	shard.stop()
 	st := op.Stats().Kube
 	log.Info("client requests", "reads", st.Reads, "writes", st.Writes, "patches", st.Patches,
 		"updates", st.Updates, "creates", st.Creates, "deletes", st.Deletes)
 	return err
+}
+
+// reportProgress prints "synced" once op is ready (its initial listing
+// delivered) and then "cycles N", the processing cycles so far
+// (controller_runtime_reconcile_total over every result), whenever N
+// changed, checking every 100 ms until ctx ends.
+func reportProgress(ctx context.Context, op *reactor.Operator, stdout io.Writer) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	synced, last := false, -1.0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !synced && op.Ready() == nil {
+			synced = true
+			fmt.Fprintln(stdout, "synced")
+		}
+		if n := reconciles(); n != last {
+			last = n
+			fmt.Fprintf(stdout, "cycles %.0f\n", n)
+		}
+	}
+}
+
+// reconciles sums controller_runtime_reconcile_total.
+func reconciles() float64 {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
 
 // freeOnSignal returns memory to the OS (a GC and debug.FreeOSMemory) on
