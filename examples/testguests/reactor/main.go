@@ -150,8 +150,15 @@ func resumeFn(ctx *kopf.Context) (any, error) {
 }
 
 func deleteFn(ctx *kopf.Context) (any, error) {
-	if ctx.Spec().String("delete") == "temporary" && ctx.Retry() < 1 {
-		return nil, kopf.TemporaryError{Message: "not yet", Delay: time.Second}
+	switch ctx.Spec().String("delete") {
+	case "temporary":
+		if ctx.Retry() < 1 {
+			return nil, kopf.TemporaryError{Message: "not yet", Delay: time.Second}
+		}
+	case "always": // fails for ever: the object waits for a hand to release it
+		return nil, kopf.TemporaryError{Message: "the backend is unreachable", Delay: time.Second}
+	case "permanent":
+		return nil, kopf.PermanentError{Message: "the backend refused"}
 	}
 	return nil, nil
 }

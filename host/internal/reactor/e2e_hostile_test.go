@@ -103,3 +103,59 @@ func TestHostileInput(t *testing.T) {
 	t.Logf("big: create_fn succeeded %d times; %d lines about it failing or throttled: %q",
 		len(logs.about("big", "Handler 'create_fn' succeeded")), len(logs.about("big", "hrottl")), logs.about("big", "hrottl"))
 }
+
+// TestFailingDeleteHandler: a delete handler that keeps failing holds its
+// object with the finalizer (Kopf's), and its log line and Warning Event
+// carry the kubectl patch that releases it, which works; one that fails
+// permanently lets the object go (Kopf's) and says so.
+func TestFailingDeleteHandler(t *testing.T) {
+	c := startCluster(t)
+	const ns = "delete-fails"
+	createNamespace(t, c, ns)
+	ctx := context.Background()
+	logs := &logRecorder{}
+	kc := newKube(t, c)
+	run(t, kc, newLoggedOperator(t, kc, ns, testSettings(), slog.New(logs), load(t, newRuntime(t), "reactor", "testguests/reactor")))
+	for _, mode := range []string{"always", "permanent"} {
+		createExample(t, c, ns, mode, map[string]any{"delete": mode})
+		e2etest.Eventually(t, 60*time.Second, mode+" created", hasMessage(t, c, ns, mode, "create_fn", "created"))
+		deleteExample(t, c, ns, mode)
+	}
+	e2etest.Eventually(t, 60*time.Second, "the permanent failure's object gone", gone(t, c, ns, "permanent"))
+	if got := logs.about("permanent", "The deletion goes on without it"); len(got) != 1 {
+		t.Errorf("want one line saying the deletion goes on, got %q", got)
+	}
+
+	var command string
+	e2etest.Eventually(t, 60*time.Second, "the release command in an Event", func() error {
+		list, err := c.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(ns).
+			List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=always,reason=Error"})
+		if err != nil {
+			return err
+		}
+		for _, ev := range list.Items {
+			msg, _ := ev.Object["message"].(string)
+			if _, cmd, ok := strings.Cut(msg, "to let it go without the handler: "); ok {
+				command = cmd
+				return nil
+			}
+		}
+		return fmt.Errorf("no Event with the command among %d", len(list.Items))
+	})
+	if len(logs.about("always", "kubectl patch kopfexamples.kopf.dev always -n "+ns+" --type=json")) == 0 {
+		t.Errorf("the log lines lack the command")
+	}
+	if obj := get(t, c, ns, "always"); obj == nil || len(obj.GetFinalizers()) != 1 {
+		t.Fatalf("the object is not held by the finalizer: %v", obj)
+	}
+	// Run the command as kubectl would: its JSON patch.
+	_, patch, ok := strings.Cut(command, "-p '")
+	patch = strings.TrimSuffix(patch, "'")
+	if !ok || !strings.HasPrefix(patch, "[") {
+		t.Fatalf("cannot read the patch of %q", command)
+	}
+	if _, err := c.dyn.Resource(kopfexamples).Namespace(ns).Patch(ctx, "always", types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("the release command failed: %v", err)
+	}
+	e2etest.Eventually(t, 30*time.Second, "the released object gone", gone(t, c, ns, "always"))
+}
