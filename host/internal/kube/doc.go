@@ -26,7 +26,10 @@
 //     [Handler] with every change and whether the object came from the
 //     initial listing. The watch streams are decoded by the package's own
 //     one-pass decoder (watchdecode.go, jsonvalue.go) into the objects the
-//     dynamic client would build. When the scope is given by globs it follows
+//     dynamic client would build; an event over settings.Watching's
+//     maxEventBytes or maxEventDepth is skipped without being kept, logged
+//     and reported with a Warning Event on its object, and the stream goes
+//     on (watchskip.go). When the scope is given by globs it follows
 //     namespaces as they come and go. The informers' stores are the watch
 //     cache: [Watch.Get] and [Watch.List] read from it, and so do guest reads
 //     of a watched resource.
