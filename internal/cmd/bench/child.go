@@ -277,3 +277,18 @@ func parseStatusKB(status, field string) (int64, error) {
 	}
 	return 0, fmt.Errorf("/proc status: no %s", field)
 }
+
+// liveRSS asks the operator to return free memory to the OS (SIGUSR2: a
+// GC and debug.FreeOSMemory, in both contenders) and returns its resident
+// set then, KiB.
+func (c *child) liveRSS() (int64, error) {
+	if err := c.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		return 0, fmt.Errorf("operator live RSS: %w", err)
+	}
+	time.Sleep(2 * time.Second) // the GC and the release take well under a second
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("operator live RSS: %w", err)
+	}
+	return parseStatusKB(string(data), "VmRSS")
+}

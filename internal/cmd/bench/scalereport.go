@@ -59,9 +59,9 @@ func (r scaleReport) table(w io.Writer) {
 	for _, res := range r.Results {
 		for _, c := range res.Cold {
 			fmt.Fprintf(w, "cold start %s (%s): ready %.2fs, every object looked at %.2fs (%d cycles), writes %d (%s), "+
-				"CPU %.2fs, API server CPU %.2fs, peak RSS %.1f MB (%.1f KB per object above the first start's %.1f MB)\n",
+				"CPU %.2fs, API server CPU %.2fs, peak RSS %.1f MB (%.1f KB per object above the first start's %.1f MB), live RSS after a GC %.1f MB\n",
 				res.Contender, c.Variant, c.ReadySeconds, c.LookedAtSeconds, c.Cycles, c.Writes.Total, c.Writes,
-				c.CPUSeconds, c.APIServerCPU, c.PeakRSSMB, c.RSSPerObjectKB, res.ReadyPeakRSSMB)
+				c.CPUSeconds, c.APIServerCPU, c.PeakRSSMB, c.RSSPerObjectKB, res.ReadyPeakRSSMB, c.LiveRSSMB)
 		}
 	}
 	for _, res := range r.Results {
