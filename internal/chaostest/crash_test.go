@@ -73,25 +73,22 @@ func TestCrashLoop(t *testing.T) {
 	}
 	s := seed(t)
 	moments := killMoments(rand.New(rand.NewPCG(s, 0)), plan.kills)
-	// The workload's objects start evenly over the kills' expected span
-	// (a start taking two seconds).
-	var window time.Duration
-	for _, m := range moments {
-		window += m.delay + 2*time.Second
-	}
 	c := newCluster(t, testenv.Options{}, "")
 	tr := track(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	w := &workload{c: c, tr: tr, seed: s, updates: plan.updates, think: 300 * time.Millisecond, done: make(chan struct{})}
+	w := &workload{c: c, tr: tr, seed: s, updates: plan.updates, think: 300 * time.Millisecond}
 	begin := time.Now()
-	gap := window / time.Duration(plan.objects)
-	for i := range plan.objects {
-		w.start(ctx, i, begin.Add(time.Duration(i)*gap))
+	// The objects start in batches, one with each killed process, so that
+	// the workload spans the kills however fast the machine is.
+	next := 0
+	startBatch := func(k int) {
+		for ; next < (k+1)*plan.objects/plan.kills; next++ {
+			w.start(ctx, next, time.Now())
+		}
 	}
-	finished := make(chan []error, 1)
-	go func() { finished <- w.wait() }()
+	startBatch(0)
 
 	var procs []*hostProc
 	var inFlightAt []map[callKey]bool
@@ -100,9 +97,12 @@ func TestCrashLoop(t *testing.T) {
 	for k := range plan.kills {
 		p := c.startHost(k, c.env.Kubeconfig)
 		procs = append(procs, p)
+		if k > 0 {
+			startBatch(k)
+		}
 		from := p.started
 		if moments[k].handling {
-			from = p.firstCall(w.done)
+			from = p.firstCall(2 * time.Minute) // its batch, at least, is there to handle
 		}
 		select {
 		case <-time.After(time.Until(from.Add(moments[k].delay))):
@@ -120,6 +120,8 @@ func TestCrashLoop(t *testing.T) {
 		maxInFlight = max(maxInFlight, len(inFlightAt[k]))
 	}
 	killsDone := time.Now()
+	finished := make(chan []error, 1)
+	go func() { finished <- w.wait() }() // every lifecycle has started
 	last := c.startHost(plan.kills, c.env.Kubeconfig)
 	procs = append(procs, last)
 	inFlightAt = append(inFlightAt, nil)

@@ -167,10 +167,10 @@ func (p *hostProc) signal(t testing.TB, sig syscall.Signal) {
 	}
 }
 
-// firstCall waits until the process logged its first handler call (or
-// ended, or stop is closed) and returns when it saw that.
-func (p *hostProc) firstCall(stop <-chan struct{}) time.Time {
-	return p.logged(`"msg":"call"`, stop, 0)
+// firstCall waits up to d until the process logged its first handler call
+// (or ended) and returns when it saw that.
+func (p *hostProc) firstCall(d time.Duration) time.Time {
+	return p.logged(`"msg":"call"`, nil, d)
 }
 
 // watching waits up to d until the process serves (it logged that it

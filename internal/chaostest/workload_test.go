@@ -44,8 +44,6 @@ type workload struct {
 	updates int           // spec.step changes per object
 	think   time.Duration // up to this long between an object's stages
 
-	done chan struct{} // closed when every lifecycle has ended (wait)
-
 	mu     sync.Mutex
 	stages []*stage
 	errs   []error
@@ -116,11 +114,10 @@ func (w *workload) stage(ctx context.Context, name, what string, change func() e
 	return nil
 }
 
-// wait waits for every lifecycle to end, closes done and returns their
+// wait waits for every lifecycle started so far to end and returns their
 // errors.
 func (w *workload) wait() []error {
 	w.wg.Wait()
-	close(w.done)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.errs
