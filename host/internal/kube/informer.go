@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -87,7 +87,8 @@ func (c *Client) listWatch(gvr schema.GroupVersionResource, namespace, desc stri
 				"inactivity", c.watching.InactivityTimeout)
 			c.stalls.stall(ws)
 		},
-		onEnd: func() { ended.Store(time.Now().UnixNano()) },
+		onEnd:   func() { ended.Store(time.Now().UnixNano()) },
+		onError: func(st *metav1.Status) { c.logWatchStatus(desc, st) },
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -121,6 +122,20 @@ func (c *Client) logWatchError(desc string, err error) {
 	default:
 		c.log.Warn("watch failed; retrying", "resource", desc, "error", err)
 	}
+}
+
+// logWatchStatus reports an ERROR event of a watch stream. client-go's
+// reflector handles one itself (after 410 Gone it lists everything again,
+// without calling the watch error handler), so this is the only place the
+// host can say so.
+func (c *Client) logWatchStatus(desc string, st *metav1.Status) {
+	if st.Code == http.StatusGone || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone {
+		c.log.Info("watch fell behind the API server's history (410 Gone); listing the objects again",
+			"resource", desc, "error", st.Message)
+		return
+	}
+	c.log.Warn("watch stream reported an error; resuming it", "resource", desc,
+		"code", st.Code, "reason", st.Reason, "error", st.Message)
 }
 
 func dropManagedFields(obj any) (any, error) {

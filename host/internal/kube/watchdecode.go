@@ -114,6 +114,10 @@ type streamHooks struct {
 	// onSkipped, if set, and the stream goes on.
 	maxBytes, maxDepth int
 	onSkipped          func(SkippedEvent)
+	// onError, if set, is called with the Status of every ERROR event
+	// before the informer sees it (a 410 Gone there makes the informer
+	// list again without reporting it to the watch error handler).
+	onError func(*metav1.Status)
 }
 
 func (h streamHooks) ended() {
@@ -182,7 +186,11 @@ func (d *watchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	if d.idle != nil {
 		d.idle.Reset(d.hooks.inactivity)
 	}
-	return decodeEvent(frame, d.strings)
+	typ, obj, err := decodeEvent(frame, d.strings)
+	if st, ok := obj.(*metav1.Status); ok && typ == watch.Error && d.hooks.onError != nil {
+		d.hooks.onError(st)
+	}
+	return typ, obj, err
 }
 
 // Close closes the stream, which ends a Decode under way.

@@ -1,8 +1,11 @@
 package kube
 
 import (
+	"bytes"
 	"errors"
 	"io"
+	"log/slog"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -378,4 +381,47 @@ func FuzzWatchDecoder(f *testing.F) {
 			t.Fatalf("with caps %d events and %d skipped, without %d", len(capped), skipped, len(all))
 		}
 	})
+}
+
+// TestWatchDecoderReportsErrorEvents: the Status of an ERROR event goes to
+// onError (the only sign of a 410 Gone the host gets: the informer lists
+// again without calling its watch error handler), and still to the caller.
+func TestWatchDecoderReportsErrorEvents(t *testing.T) {
+	var got []*metav1.Status
+	d := newWatchDecoder(io.NopCloser(strings.NewReader(recordedStream)), streamHooks{
+		onError: func(st *metav1.Status) { got = append(got, st) },
+	})
+	var last decoded
+	for {
+		typ, obj, err := d.Decode()
+		if err != nil {
+			break
+		}
+		last = decoded{typ, obj}
+	}
+	if len(got) != 1 || got[0].Code != http.StatusGone || got[0].Reason != metav1.StatusReasonExpired {
+		t.Fatalf("onError got %+v, want one Status with code 410, reason Expired", got)
+	}
+	if last.typ != watch.Error || last.obj != got[0] {
+		t.Errorf("the caller got %v %T, want the same ERROR Status", last.typ, last.obj)
+	}
+}
+
+// TestLogWatchStatus: a 410 is an info line that says the host lists again;
+// other statuses are warnings.
+func TestLogWatchStatus(t *testing.T) {
+	for _, tc := range []struct {
+		st   metav1.Status
+		want string
+	}{
+		{metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"}, "level=INFO msg=\"watch fell behind the API server's history (410 Gone); listing the objects again\""},
+		{metav1.Status{Code: 500, Reason: metav1.StatusReasonInternalError, Message: "boom"}, "level=WARN msg=\"watch stream reported an error; resuming it\""},
+	} {
+		var buf bytes.Buffer
+		c := &Client{log: slog.New(slog.NewTextHandler(&buf, nil))}
+		c.logWatchStatus("kopfexamples.v1.kopf.dev", &tc.st)
+		if !strings.Contains(buf.String(), tc.want) || !strings.Contains(buf.String(), tc.st.Message) {
+			t.Errorf("code %d logged %q, want %q with the message", tc.st.Code, buf.String(), tc.want)
+		}
+	}
 }
