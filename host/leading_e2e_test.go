@@ -58,6 +58,21 @@ func (r *replicas) leader() string {
 	return holder
 }
 
+// linesAbout returns every replica's log lines that name the object (its
+// watch events, cycles, writes and throttling), so that a failure shows
+// what each replica saw; the logs themselves go with the test's folder.
+func (r *replicas) linesAbout(name string) string {
+	var b strings.Builder
+	for id, p := range r.procs {
+		for line := range strings.SplitSeq(p.logs(), "\n") {
+			if strings.Contains(line, "name="+name+" ") || strings.HasSuffix(line, "name="+name) {
+				fmt.Fprintf(&b, "  %s: %s\n", id, line)
+			}
+		}
+	}
+	return b.String()
+}
+
 // run is one completed create_fn call, from a replica's log.
 type run struct {
 	replica string
@@ -161,7 +176,7 @@ func TestLeaderElectionFailover(t *testing.T) {
 			// two writes (2).
 			cut = append(cut, name)
 		default:
-			problems = append(problems, fmt.Sprintf("%s: create-runs %s, calls %v", name, annotated, runs))
+			problems = append(problems, fmt.Sprintf("%s: create-runs %s, calls %v\n%s", name, annotated, runs, r.linesAbout(name)))
 		}
 	}
 	if len(problems) > 0 {
