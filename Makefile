@@ -15,9 +15,10 @@
 #
 # Also: `make demo` (hack/demo.sh: builds everything, starts the local control
 # plane, runs the example operator on an example object, shows the result,
-# stops everything), `make cli` (bin/kopf-wasm) and `make docs` (rewrites
+# stops everything), `make cli` (bin/kopf-wasm), `make docs` (rewrites
 # docs/cli.md from the command tree and docs/settings.md from host/settings;
-# `make test` fails when either is stale).
+# `make test` fails when either is stale), `make fuzz` (every fuzz target for
+# FUZZTIME each) and `make chaos` (the fault tests' long version).
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
