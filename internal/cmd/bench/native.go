@@ -7,11 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"runtime/debug"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -85,7 +81,7 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		defer stopProfile()
 	}
-	defer freeOnSignal()()
+	defer profiling.FreeOnSignal()()
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel})))
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
@@ -213,24 +209,4 @@ func reportCycles(ctx context.Context, count func() int64, stdout io.Writer) {
 			fmt.Fprintf(stdout, "cycles %d\n", n)
 		}
 	}
-}
-
-// freeOnSignal returns memory to the OS (debug.FreeOSMemory) on every
-// SIGUSR2, as benchoperator does, so that the benchmark can measure what
-// the operator holds; it returns the function that stops it.
-func freeOnSignal() (stop func()) {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR2)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-sig:
-				debug.FreeOSMemory()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { signal.Stop(sig); close(done) }
 }

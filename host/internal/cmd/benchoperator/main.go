@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	slog.SetDefault(log)
-	defer freeOnSignal()()
+	defer profiling.FreeOnSignal()()
 
 	metrics.SetEnabled(o.metrics)
 	set := settings.Default()
@@ -224,27 +223,6 @@ func reconciles() float64 {
 		}
 	}
 	return sum
-}
-
-// freeOnSignal returns memory to the OS (a GC and debug.FreeOSMemory) on
-// every SIGUSR2, so that the benchmark can measure the RSS of what is live
-// rather than of garbage not yet collected or returned. It returns the
-// function that stops it.
-func freeOnSignal() (stop func()) {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR2)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-sig:
-				debug.FreeOSMemory()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { signal.Stop(sig); close(done) }
 }
 
 // timerLog writes one line per timer run (the spawning benchmark reads it
