@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
@@ -110,6 +112,27 @@ func newKube(t *testing.T, c *cluster) *kube.Client {
 		t.Fatal(err)
 	}
 	return kc
+}
+
+// newProxiedKube is newKube with set, through a TCP proxy in front of the
+// API server (e2etest.Proxy, which the stall tests freeze).
+func newProxiedKube(t *testing.T, c *cluster, set *settings.Settings) (*e2etest.Proxy, *kube.Client) {
+	t.Helper()
+	u, err := url.Parse(c.env.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := e2etest.NewProxy(t, u.Host)
+	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Host = "https://" + proxy.Addr()
+	kc, err := kube.New(cfg, kube.Options{Settings: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proxy, kc
 }
 
 func newOperator(t *testing.T, kc *kube.Client, ns string, set settings.Settings, mods ...*wasmrt.Module) *reactor.Operator {

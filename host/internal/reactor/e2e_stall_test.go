@@ -3,14 +3,12 @@ package reactor_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
@@ -24,23 +22,10 @@ func TestStalledWatch(t *testing.T) {
 	c := startCluster(t)
 	const ns = "stall"
 	createNamespace(t, c, ns)
-	u, err := url.Parse(c.env.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := e2etest.NewProxy(t, u.Host)
-	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Host = "https://" + proxy.Addr()
 	set := testSettings()
 	const inactivity = 4 * time.Second
 	set.Watching.InactivityTimeout = inactivity
-	kc, err := kube.New(cfg, kube.Options{Settings: &set})
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, kc := newProxiedKube(t, c, &set)
 	op := run(t, kc, newOperator(t, kc, ns, set, load(t, newRuntime(t), "kopfexample", "kopfexample")))
 
 	const n = 5

@@ -3,11 +3,9 @@ package reactor_test
 import (
 	"fmt"
 	"log/slog"
-	"net/url"
 	"testing"
 	"time"
 
-	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
@@ -23,23 +21,10 @@ func TestStalledWrite(t *testing.T) {
 	c := startCluster(t)
 	const ns = "stallwrite"
 	createNamespace(t, c, ns)
-	u, err := url.Parse(c.env.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := e2etest.NewProxy(t, u.Host)
-	cfg, err := kube.LoadConfig(c.env.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Host = "https://" + proxy.Addr()
 	set := testSettings()
 	const timeout = 3 * time.Second
 	set.Kube.RequestTimeout = timeout
-	kc, err := kube.New(cfg, kube.Options{Settings: &set})
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, kc := newProxiedKube(t, c, &set)
 	logs := &logRecorder{}
 	run(t, kc, newLoggedOperator(t, kc, ns, set, slog.New(logs), load(t, newRuntime(t), "reactor", "testguests/reactor")))
 
