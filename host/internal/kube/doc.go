@@ -53,7 +53,9 @@
 // at least as long as a Retry-After header asks, within the caller's
 // context; each attempt is bounded by settings.Kube.RequestTimeout, and
 // one that runs out of it closes the idle connections, so that its retry
-// does not wait on the same silent connection (stall.go). Within one
+// does not wait on the same silent connection (stall.go) — unless another
+// request still waits on that connection, which then stays until HTTP/2's
+// health check closes it (30 s + 15 s). Within one
 // attempt, client-go's rest client repeats a request whose 429 or 5xx
 // answer carries Retry-After, as asked, up to 10 times; not a guest's
 // create, which a 5xx may have carried out. Watches and the
