@@ -43,7 +43,8 @@ type Client struct {
 	// (stall.go).
 	watchRaw rest.Interface
 	stalls   *stallTracker
-	skips    skipLog // watch events skipped for their size or depth (watchskip.go)
+	conns    *connPool // the connections of requests other than watch streams
+	skips    skipLog   // watch events skipped for their size or depth (watchskip.go)
 	stats    *counters
 	retry    retrier
 
@@ -71,38 +72,50 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		stats:    &counters{},
 		watches:  map[schema.GroupVersionResource][]*Watch{},
 	}
+	if err := c.connect(cfg); err != nil {
+		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	}
+	// Discovery and pings are plain requests, bounded by a context timeout
+	// each (a watch must not be, which is why the shared config has none).
+	c.disc = newDiscoveryCache(c.raw, c.kube.RequestTimeout, c.kube.DiscoveryRefresh)
+	c.nsInf = &nsTracker{c: c}
+	c.retry = retrier{backoffs: c.kube.ErrorBackoffs, timeout: c.kube.RequestTimeout, onRetry: c.logRetry,
+		onTimeout: func(start time.Time) { c.conns.timedOut(start) }}
+	if c.instance == "" {
+		c.instance, _ = os.Hostname()
+	}
+	return c, nil
+}
+
+// connect builds the clients of cfg: the dynamic and raw clients share one
+// transport, whose connections the client can close all at once (stall.go),
+// and watch streams have a transport of their own.
+func (c *Client) connect(cfg *rest.Config) error {
+	watchDial := cfg.Dial
 	cfg = c.restConfig(cfg)
+	c.conns = newConnPool(cfg.Dial, c.kube.RequestTimeout, c.log)
+	cfg.Dial = c.conns.dialer.DialContext
 	hc, err := rest.HTTPClientFor(cfg) // one connection pool for both clients
 	if err != nil {
-		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+		return err
 	}
-	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+	if c.dyn, err = dynamic.NewForConfigAndClient(cfg, hc); err != nil {
+		return err
 	}
 	if c.raw, err = rawClient(cfg, hc); err != nil {
-		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+		return err
 	}
-	wc, whc, err := watchClient(cfg)
+	wc, whc, err := watchClient(cfg, watchDial)
 	if err != nil {
-		return nil, fmt.Errorf("kube: %w: %v", ErrConfig, err)
+		return err
 	}
 	c.watchRaw, c.stalls = wc, newStallTracker()
 	c.stalls.idle = []func(){
 		func() { utilnet.CloseIdleConnectionsFor(hc.Transport) },
 		func() { utilnet.CloseIdleConnectionsFor(whc.Transport) },
 	}
-	// Discovery and pings are plain requests, bounded by a context timeout
-	// each (a watch must not be, which is why the shared config has none).
-	c.dyn, c.cfg, c.hc = dyn, cfg, hc
-	c.disc = newDiscoveryCache(c.raw, c.kube.RequestTimeout, c.kube.DiscoveryRefresh)
-	c.nsInf = &nsTracker{c: c}
-	c.retry = retrier{backoffs: c.kube.ErrorBackoffs, timeout: c.kube.RequestTimeout, onRetry: c.logRetry,
-		onTimeout: c.stalls.closeIdle}
-	if c.instance == "" {
-		c.instance, _ = os.Hostname()
-	}
-	return c, nil
+	c.cfg, c.hc = cfg, hc
+	return nil
 }
 
 // restConfig copies cfg with the client's limiter, user agent and request

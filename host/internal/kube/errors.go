@@ -174,6 +174,19 @@ func transient(err error) bool {
 		strings.Contains(err.Error(), "connection reset")
 }
 
+// timedOut reports whether an attempt ran out of its time without an
+// answer from the server (a timeout, no HTTP status): the connection it
+// waited on may have gone silent, and the client's connections are closed
+// before its retry (stall.go). Time spent in the client's own rate limiter
+// does not count: no connection was to blame.
+func timedOut(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.Code != 0 {
+		return false
+	}
+	return errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "client rate limiter")
+}
+
 // withCauses adds the messages of a status' causes that its message does
 // not already contain (a failed JSON-patch test says why only there).
 func withCauses(s metav1.Status) string {

@@ -13,9 +13,10 @@ type retrier struct {
 	backoffs []time.Duration
 	timeout  time.Duration // per attempt
 	onRetry  func(err error, wait time.Duration, attempt int)
-	// onTimeout, if set, is called when an attempt ran out of its
-	// timeout: its connection may have gone silent (stall.go).
-	onTimeout func()
+	// onTimeout, if set, is called with an attempt's start when the
+	// attempt ran out of its timeout without an answer (timedOut): its
+	// connection may have gone silent (stall.go).
+	onTimeout func(start time.Time)
 	// retryable picks the errors worth another attempt; nil means those
 	// of class [ErrUnavailable].
 	retryable func(error) bool
@@ -28,9 +29,10 @@ type retrier struct {
 // that is longer.
 func (r retrier) do(ctx context.Context, wrap func(error) error, fn func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
+		start := time.Now()
 		err := wrap(r.once(ctx, fn))
-		if r.onTimeout != nil && errors.Is(err, context.DeadlineExceeded) {
-			r.onTimeout()
+		if r.onTimeout != nil && ctx.Err() == nil && timedOut(err) {
+			r.onTimeout(start)
 		}
 		if err == nil || !r.worthRetrying(err) || attempt >= len(r.backoffs) || ctx.Err() != nil {
 			return err

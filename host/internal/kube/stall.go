@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -23,14 +24,23 @@ import (
 // it (the host's readiness fails) and kopf_wasm_watch_stalled is 1.
 //
 // Watch streams ride on connections of their own (HTTP/1.1, one stream per
-// connection), so that ending a silent stream closes its connection and the
-// resumed watch dials a new one; over HTTP/2 the new request would be
-// multiplexed onto the same silent connection. Other requests keep sharing
-// one HTTP/2 connection, whose idle connections are closed when a stall is
-// noticed, since a silent stream often means a broken path, and when a
-// request runs out of settings.Kube.RequestTimeout (retry.go), so that its
-// retry goes out on a new connection. A watch request whose response does
-// not begin within the inactivity timeout is abandoned the same way.
+// connection), so that ending a silent stream closes its connection (a
+// response body closed before its end, or a request cancelled before its
+// answer, takes its HTTP/1.1 connection with it) and the resumed watch dials
+// a new one; over HTTP/2 the new request would be multiplexed onto the same
+// silent connection. Other requests share one HTTP/2 connection, whose idle
+// connections are closed when a stall is noticed, since a silent stream
+// often means a broken path.
+//
+// A request that runs out of settings.Kube.RequestTimeout without an answer
+// (retry.go) closes every connection of those other requests, idle or not,
+// as the kubelet does after a failed heartbeat (client-go's connrotation
+// dialer): the requests still waiting on a silent connection fail at once
+// with a lost connection and are retried on a new one. Closing only the idle
+// connections is not enough: while another request waits on the silent
+// HTTP/2 connection, it is not idle, new requests keep joining it, and only
+// HTTP/2's health check would close it (30 s + 15 s). The watches'
+// connections are not closed: each has its own inactivity timeout.
 
 // stallTracker records the watches that are stalled now.
 type stallTracker struct {
@@ -72,21 +82,6 @@ func (t *stallTracker) stall(s watchScope) {
 	}
 }
 
-// closeIdle closes the idle connections of the client's transports. A
-// request that ran out of its timeout may have been waiting on a silent
-// connection that the other requests share (HTTP/2); once its stream is
-// reset the connection is idle, and closing it makes the retry dial a new
-// one instead of waiting there too until the connection's health check
-// gives up (30 s + 15 s).
-func (t *stallTracker) closeIdle() {
-	t.mu.Lock()
-	idle := t.idle
-	t.mu.Unlock()
-	for _, f := range idle {
-		f()
-	}
-}
-
 // resume marks a watch's stream answered again.
 func (t *stallTracker) resume(s watchScope) {
 	t.mu.Lock()
@@ -112,10 +107,12 @@ func (c *Client) Stalled() []string {
 }
 
 // watchClient builds the client of watch streams: cfg over HTTP/1.1, with
-// a transport of its own.
-func watchClient(cfg *rest.Config) (rest.Interface, *http.Client, error) {
+// a transport of its own that dials with dial (nil: client-go's dialer),
+// not the dialer of the other requests' connections.
+func watchClient(cfg *rest.Config, dial func(ctx context.Context, network, address string) (net.Conn, error)) (rest.Interface, *http.Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	cfg.Dial = dial
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -114,9 +114,10 @@ func newKube(t *testing.T, c *cluster) *kube.Client {
 	return kc
 }
 
-// newProxiedKube is newKube with set, through a TCP proxy in front of the
-// API server (e2etest.Proxy, which the stall tests freeze).
-func newProxiedKube(t *testing.T, c *cluster, set *settings.Settings) (*e2etest.Proxy, *kube.Client) {
+// newProxiedKube is newKube with set and log (nil: slog's default), through
+// a TCP proxy in front of the API server (e2etest.Proxy, which the stall
+// tests freeze).
+func newProxiedKube(t *testing.T, c *cluster, set *settings.Settings, log *slog.Logger) (*e2etest.Proxy, *kube.Client) {
 	t.Helper()
 	u, err := url.Parse(c.env.Config.Host)
 	if err != nil {
@@ -128,7 +129,7 @@ func newProxiedKube(t *testing.T, c *cluster, set *settings.Settings) (*e2etest.
 		t.Fatal(err)
 	}
 	cfg.Host = "https://" + proxy.Addr()
-	kc, err := kube.New(cfg, kube.Options{Settings: set})
+	kc, err := kube.New(cfg, kube.Options{Settings: set, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

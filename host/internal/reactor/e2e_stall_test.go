@@ -25,7 +25,7 @@ func TestStalledWatch(t *testing.T) {
 	set := testSettings()
 	const inactivity = 4 * time.Second
 	set.Watching.InactivityTimeout = inactivity
-	proxy, kc := newProxiedKube(t, c, &set)
+	proxy, kc := newProxiedKube(t, c, &set, nil)
 	op := run(t, kc, newOperator(t, kc, ns, set, load(t, newRuntime(t), "kopfexample", "kopfexample")))
 
 	const n = 5

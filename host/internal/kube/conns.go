@@ -1,0 +1,62 @@
+package kube
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/connrotation"
+)
+
+// connPool is the set of connections that the client's requests other than
+// watch streams ride on (one HTTP/2 connection, as a rule): its dialer
+// tracks them, so that they can be closed all at once, busy or idle, when a
+// request ran out of its time without an answer (stall.go).
+type connPool struct {
+	dialer  *connrotation.Dialer
+	timeout time.Duration // of an attempt, for the log
+	log     *slog.Logger
+	now     func() time.Time
+
+	mu      sync.Mutex
+	dropped time.Time // when the connections were last closed
+}
+
+// The dialer of the pool's connections when the rest config brings none:
+// client-go's own, which a rest config without Dial gets.
+const (
+	dialTimeout   = 30 * time.Second
+	dialKeepAlive = 30 * time.Second
+)
+
+// newConnPool tracks the connections that dial opens (nil: client-go's
+// dialer) for requests whose attempts are bounded by timeout.
+func newConnPool(dial func(ctx context.Context, network, address string) (net.Conn, error),
+	timeout time.Duration, log *slog.Logger) *connPool {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
+	}
+	return &connPool{dialer: connrotation.NewDialer(dial), timeout: timeout, log: log, now: time.Now}
+}
+
+// timedOut closes every connection of the pool after an attempt that began
+// at start ran out of its time without an answer: the requests waiting on
+// them fail at once with a lost connection, and their retries dial new ones.
+// If the connections were closed since start already, it does nothing: the
+// attempt's connection is gone, and attempts that time out together close
+// the connections once. It reports whether it closed them.
+func (p *connPool) timedOut(start time.Time) bool {
+	p.mu.Lock()
+	if start.Before(p.dropped) {
+		p.mu.Unlock()
+		return false
+	}
+	p.dropped = p.now()
+	p.mu.Unlock()
+	p.log.Warn("kubernetes request unanswered within its timeout; closing the connections to the API server, so that requests go out on new ones",
+		"timeout", p.timeout)
+	p.dialer.CloseAll()
+	return true
+}

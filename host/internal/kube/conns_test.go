@@ -1,0 +1,239 @@
+package kube
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
+)
+
+// TestTimedOut: only an attempt that got no answer within its time points
+// at a silent connection.
+func TestTimedOut(t *testing.T) {
+	info := reqInfo{verb: "patch", resource: "kopfexamples.v1.kopf.dev"}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"no answer in time", wrapAPI(info, &net.OpError{Op: "read", Err: context.DeadlineExceeded}), true},
+		{"the attempt's context", wrapAPI(info, fmt.Errorf("Patch %q: %w", "https://x", context.DeadlineExceeded)), true},
+		{"the server's timeout", wrapAPI(info, apierrors.NewTimeoutError("etcd", 1)), false},
+		{"a 504 with a deadline inside", wrapAPI(info, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Code: http.StatusGatewayTimeout, Message: context.DeadlineExceeded.Error()}}), false},
+		{"the client's rate limiter", wrapAPI(info, fmt.Errorf("client rate limiter Wait returned an error: %w", context.DeadlineExceeded)), false},
+		{"a lost connection", wrapAPI(info, io.ErrUnexpectedEOF), false},
+		{"cancelled", wrapAPI(info, context.Canceled), false},
+		{"none", nil, false},
+	}
+	for _, tt := range tests {
+		if got := timedOut(tt.err); got != tt.want {
+			t.Errorf("%s: timedOut(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestConnPoolClosesOncePerTimeout: a timed-out attempt closes every
+// connection of the pool, busy or idle; attempts that began before that
+// close them no more (their connections are gone already); one that began
+// after closes the new ones.
+func TestConnPoolClosesOncePerTimeout(t *testing.T) {
+	var peers []net.Conn
+	dial := func(context.Context, string, string) (net.Conn, error) {
+		client, server := net.Pipe()
+		peers = append(peers, server)
+		return client, nil
+	}
+	p := newConnPool(dial, time.Second, slog.New(slog.DiscardHandler))
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
+	dialN := func(n int) {
+		for range n {
+			if _, err := p.dialer.DialContext(t.Context(), "tcp", "api:443"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	closed := func() int {
+		n := 0
+		for _, peer := range peers {
+			_ = peer.SetReadDeadline(time.Now().Add(time.Millisecond))
+			if _, err := peer.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
+				n++
+			}
+		}
+		return n
+	}
+
+	dialN(2)
+	first := clock.Add(-time.Second) // began before anything was closed
+	if !p.timedOut(first) || closed() != 2 {
+		t.Fatalf("after the first timeout %d of 2 connections closed, want both", closed())
+	}
+	dialN(1)
+	if p.timedOut(first.Add(500*time.Millisecond)) || closed() != 2 {
+		t.Errorf("an attempt that began before the close closed again (%d of 3 closed), want nothing", closed())
+	}
+	clock = clock.Add(2 * time.Second)
+	if !p.timedOut(clock.Add(-time.Second)) || closed() != 3 {
+		t.Errorf("an attempt that began after the close: %d of 3 closed, want 3", closed())
+	}
+}
+
+// silentConnServer is an HTTPS server speaking HTTP/2 whose first
+// connection never answers (a path that silently stopped forwarding):
+// every request on it waits until its client goes away. Requests on later
+// connections are answered.
+type silentConnServer struct {
+	*httptest.Server
+	conns  atomic.Int32
+	waited chan string // "METHOD path" of each request waiting on the silent connection
+	protos sync.Map    // protocols seen
+}
+
+type connIDKey struct{}
+
+func newSilentConnServer(t *testing.T) *silentConnServer {
+	s := &silentConnServer{waited: make(chan string, 16)}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.protos.Store(r.Proto, true)
+		if r.Context().Value(connIDKey{}).(int32) == 1 {
+			s.waited <- r.Method + " " + r.URL.Path
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPatch {
+			_, _ = io.WriteString(w, `{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"x","namespace":"ns","resourceVersion":"7"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"apiVersion":"v1","kind":"ConfigMapList","metadata":{"resourceVersion":"7"},"items":[]}`)
+	}))
+	s.EnableHTTP2 = true
+	s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connIDKey{}, s.conns.Add(1))
+	}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *silentConnServer) config() *rest.Config {
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	return &rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+}
+
+// waitFor returns the next request that waits on the silent connection.
+func (s *silentConnServer) waitFor(t *testing.T, what string) string {
+	t.Helper()
+	select {
+	case req := <-s.waited:
+		return req
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not reach the server within 20s", what)
+		return ""
+	}
+}
+
+// TestTimedOutAttemptFreesBusyConnection: a PATCH whose attempt waits on a
+// silent HTTP/2 connection that another request (one without a timeout of
+// its own, as an informer's list) also waits on: when the attempt runs out
+// of the request timeout, that connection is closed although it is busy,
+// the other request fails over at once, and the retry lands on a new
+// connection. Closing only the idle connections left the other request
+// and every retry on the silent connection until HTTP/2's health check
+// (30 s + 15 s).
+func TestTimedOutAttemptFreesBusyConnection(t *testing.T) {
+	srv := newSilentConnServer(t)
+	c, err := New(srv.config(), Options{Logger: slog.New(slog.DiscardHandler), Settings: func() *settings.Settings {
+		s := settings.Default()
+		s.Kube.RequestTimeout = time.Second
+		s.Kube.ErrorBackoffs = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond}
+		return &s
+	}()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	held := make(chan error, 1)
+	go func() { held <- c.raw.Get().AbsPath("/api/v1/namespaces/ns/configmaps").Do(ctx).Error() }()
+	if req := srv.waitFor(t, "the list"); req != "GET /api/v1/namespaces/ns/configmaps" {
+		t.Fatalf("waiting on the silent connection: %s, want the list", req)
+	}
+
+	ref := abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}
+	out, err := c.Patch(ctx, ref, "ns", "x", "", abi.PatchMerge, []byte(`{"spec":{}}`))
+	if req := srv.waitFor(t, "the patch"); req != "PATCH /apis/kopf.dev/v1/namespaces/ns/kopfexamples/x" {
+		t.Errorf("waiting on the silent connection: %s, want the patch's first attempt", req)
+	}
+	if err != nil || out.ResourceVersion != "7" {
+		t.Fatalf("patch: %v (%+v), want it to land on a new connection", err, out)
+	}
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the list still waits on the silent connection 20s after the patch's attempt timed out")
+	}
+	if _, h2 := srv.protos.Load("HTTP/2.0"); !h2 {
+		t.Errorf("the client did not speak HTTP/2; the test shows nothing")
+	}
+	if n := srv.conns.Load(); n < 2 {
+		t.Errorf("%d connections, want the silent one and a new one", n)
+	}
+}
+
+// TestSilentWatchClosesItsConnection: a watch stream that stays silent for
+// the inactivity timeout, and a watch request unanswered for as long, end
+// by closing their connection (HTTP/1.1), not only the request, so that
+// the resumed watch dials a new one.
+func TestSilentWatchClosesItsConnection(t *testing.T) {
+	for _, headers := range []bool{true, false} {
+		t.Run(fmt.Sprintf("headers=%v", headers), func(t *testing.T) {
+			var closed atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if headers {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusOK)
+					w.(http.Flusher).Flush()
+				}
+				<-r.Context().Done()
+			}))
+			srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+				if st == http.StateClosed {
+					closed.Add(1)
+				}
+			}
+			srv.Start()
+			t.Cleanup(srv.Close)
+			c := watchingClient(t, srv.URL, settings.Watching{InactivityTimeout: 200 * time.Millisecond})
+			w, err := c.listWatch(kexGVR, "ns", "test").WatchFuncWithContext(t.Context(), metav1.ListOptions{})
+			if events := collect(t, w, err); len(events) != 0 {
+				t.Errorf("events %v, want none", events)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for closed.Load() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the silent watch ended, but its connection is still open 20s later")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
