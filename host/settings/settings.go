@@ -81,6 +81,20 @@ type Persistence struct {
 	// set it to false before moving objects back to Kopf. On by default: the
 	// host's own API load comes first.
 	DiffBaseInStatus bool `json:"diffBaseInStatus"`
+	// DiffBaseAnnotationBytes bounds the diff-base annotation (key plus
+	// value; twice where a V1 key differs), and never more than the
+	// object's other annotations leave of the API server's 256 KiB for them
+	// all. A larger diff-base is stored gzip-compressed, or as its SHA-256
+	// digest when even that is too large (update handlers then get
+	// old=null), with a Warning Event: docs/diff-base.md. 128 KiB: half the
+	// limit, the rest left to others' annotations.
+	DiffBaseAnnotationBytes int `json:"diffBaseAnnotationBytes"`
+	// DiffBaseObjectBytes bounds, with the diff-base in the status, the
+	// object's size as JSON with it; a diff-base that would pass it is
+	// stored reduced as above. 1280 KiB: etcd refuses objects over 1.5 MiB
+	// by default (--max-request-bytes), and the rest is room for what the
+	// host does not count (managedFields) and later status writes.
+	DiffBaseObjectBytes int `json:"diffBaseObjectBytes"`
 	// ConsistencyTimeout is the longest wait, after the host patched an
 	// object, for the watch to deliver the patched version before the
 	// object is processed again regardless. Kopf's.
@@ -199,6 +213,15 @@ type Watching struct {
 	// it to keep deeply nested objects from the handlers (the Rust SDK's
 	// JSON decoder stops at 128 levels). 0: 10000.
 	MaxEventDepth int `json:"maxEventDepth"`
+	// WatchList streams the initial listing of a watched resource: one
+	// watch request that sends every existing object as an event and then
+	// a bookmark (the API server's WatchList, KEP 3157, on by default from
+	// Kubernetes 1.34), decoded one object at a time, instead of one LIST
+	// response decoded whole; the host is synced when the bookmark
+	// arrives, as it is when the listing is. A server that refuses it, or
+	// a stream that ends before the bookmark, is listed the usual way.
+	// false: always list.
+	WatchList bool `json:"watchList"`
 }
 
 // Wasm bounds every handler call.
@@ -454,9 +477,25 @@ type Admission struct {
 	// CADump is a file the generated CA certificate (PEM) is written to,
 	// for clients that must trust it. Empty: not written.
 	CADump string `json:"caDump"`
-	// CertCheckInterval is how often CertDir's files are checked for a
-	// change. Kopf checks every 60 s.
+	// CertCheckInterval is how often CertDir's files, or CertSecret, are
+	// checked for a change. Kopf checks every 60 s.
 	CertCheckInterval time.Duration `json:"certCheckInterval"`
+	// CertSecret, "namespace/name", is a Secret (kubernetes.io/tls:
+	// tls.crt, tls.key, ca.crt) that holds the generated CA and serving
+	// certificate, shared by every replica: the first one creates it, all
+	// serve it and write its CA as the caBundle, so that replicas behind
+	// one Service do not overwrite each other's. One replica replaces it
+	// when it nears its end (CertRenewBefore) or lacks a name this host
+	// needs; the others pick that up within CertCheckInterval. Empty:
+	// each host generates its own, in memory. Excludes CertDir.
+	CertSecret string `json:"certSecret"`
+	// CertValidity is how long a generated certificate (and its CA) is
+	// valid. Default 8760h (a year).
+	CertValidity time.Duration `json:"certValidity"`
+	// CertRenewBefore is how long before its end the certificate of
+	// CertSecret is replaced by a new one. Less than CertValidity.
+	// Default 720h (30 days).
+	CertRenewBefore time.Duration `json:"certRenewBefore"`
 	// Managed is the name of the ValidatingWebhookConfiguration and
 	// MutatingWebhookConfiguration the host creates and keeps up to date,
 	// one webhook per handler (Kopf's settings.admission.managed, e.g.
@@ -506,6 +545,9 @@ func Default() Settings {
 			V1Keys:             true,
 			DiffBaseInStatus:   true,
 			ConsistencyTimeout: 5 * time.Second,
+
+			DiffBaseAnnotationBytes: 128 << 10,
+			DiffBaseObjectBytes:     1280 << 10,
 		},
 		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100, ProbeCache: 10 * time.Second, IndexInline: 4096},
 		Posting: Posting{
@@ -538,6 +580,8 @@ func Default() Settings {
 		Admission: Admission{
 			Listen:            ":9443",
 			CertCheckInterval: 10 * time.Second,
+			CertValidity:      365 * 24 * time.Hour,
+			CertRenewBefore:   30 * 24 * time.Hour,
 			ServicePort:       443,
 			TimeoutSeconds:    30,
 			TimeoutMargin:     500 * time.Millisecond,

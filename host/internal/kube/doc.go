@@ -24,9 +24,14 @@
 //     not even a bookmark, arrived, to be resumed from the last
 //     resourceVersion), and calls the reactor's
 //     [Handler] with every change and whether the object came from the
-//     initial listing. The watch streams are decoded by the package's own
-//     one-pass decoder (watchdecode.go, jsonvalue.go) into the objects the
-//     dynamic client would build; an event over settings.Watching's
+//     initial listing. The initial listing is streamed (watchlist.go: a
+//     watch with sendInitialEvents, settings.Watching.WatchList) when the
+//     API server allows, else listed (listdecode.go). The watch streams
+//     and lists are decoded by the package's own one-pass decoders
+//     (watchdecode.go, listdecode.go, jsonvalue.go), one object at a
+//     time, into the objects the dynamic client would build, without
+//     metadata.managedFields unless settings.Kube.KeepManagedFields
+//     (managedfields.go); an event over settings.Watching's
 //     maxEventBytes or maxEventDepth is skipped without being kept, logged
 //     and reported with a Warning Event on its object, and the stream goes
 //     on (watchskip.go). When the scope is given by globs it follows
@@ -51,12 +56,17 @@
 // connections) or [ErrRequest] (any other 4xx). Test them with errors.Is. Transient failures ([ErrUnavailable]) are
 // retried after settings.Kube.ErrorBackoffs (Kopf's by default), waiting
 // at least as long as a Retry-After header asks, within the caller's
-// context; each attempt is bounded by settings.Kube.RequestTimeout, and
-// one that runs out of it closes the idle connections, so that its retry
-// does not wait on the same silent connection (stall.go) — unless another
-// request still waits on that connection, which then stays until HTTP/2's
-// health check closes it (30 s + 15 s). Within one
-// attempt, client-go's rest client repeats a request whose 429 or 5xx
+// context; each attempt is bounded by settings.Kube.RequestTimeout. One
+// that runs out of it without an answer closes every connection of the
+// client's requests other than watch streams, busy or idle, as the kubelet
+// does after a failed heartbeat (conns.go, stall.go): the requests still
+// waiting on a silent connection fail at once with a lost connection (and
+// are retried as such, on a new one), instead of waiting until
+// HTTP/2's health check gives up on the connection (30 s + 15 s; client-go
+// reads HTTP2_READ_IDLE_TIMEOUT_SECONDS and HTTP2_PING_TIMEOUT_SECONDS).
+// Watch streams keep their connections (a silent one ends after
+// settings.Watching.InactivityTimeout and takes its connection with it).
+// Within one attempt, client-go's rest client repeats a request whose 429 or 5xx
 // answer carries Retry-After, as asked, up to 10 times; not a guest's
 // create, which a 5xx may have carried out. Watches and the
 // informers' lists are retried by the informers: after a 429 a watch is

@@ -59,9 +59,6 @@ func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) 
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		ObjectDescription: desc,
 	})
-	if !c.kube.KeepManagedFields {
-		_ = inf.SetTransform(dropManagedFields) // fails only once running
-	}
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		c.logWatchError(desc, err)
 	})
@@ -77,7 +74,6 @@ func (c *Client) newInformer(gvr schema.GroupVersionResource, namespace string) 
 // watch that ended (from the last resource version, without listing) and
 // backs off on failed requests.
 func (c *Client) listWatch(gvr schema.GroupVersionResource, namespace, desc string) *cache.ListWatch {
-	ri := c.dyn.Resource(gvr).Namespace(namespace)
 	var ended atomic.Int64 // when the last stream ended, in Unix nanoseconds; 0 before the first
 	ws := watchScope{resource: gvrString(gvr), namespace: namespace}
 	hooks := streamHooks{
@@ -90,9 +86,11 @@ func (c *Client) listWatch(gvr schema.GroupVersionResource, namespace, desc stri
 		onEnd:   func() { ended.Store(time.Now().UnixNano()) },
 		onError: func(st *metav1.Status) { c.logWatchStatus(desc, st) },
 	}
+	l := &lister{c: c, gvr: gvr, namespace: namespace, desc: desc, ws: ws, hooks: streamHooks{
+		inactivity: hooks.inactivity, onInactive: hooks.onInactive, onError: hooks.onError}}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return ri.List(ctx, opts)
+			return l.list(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			if last := ended.Load(); last != 0 {
@@ -136,13 +134,6 @@ func (c *Client) logWatchStatus(desc string, st *metav1.Status) {
 	}
 	c.log.Warn("watch stream reported an error; resuming it", "resource", desc,
 		"code", st.Code, "reason", st.Reason, "error", st.Message)
-}
-
-func dropManagedFields(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		u.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // eventHandler adapts a [Handler] to the informer's callbacks. Updates that

@@ -38,15 +38,3 @@ func TestEventHandler(t *testing.T) {
 		}
 	}
 }
-
-func TestDropManagedFields(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{
-		"name": "x", "managedFields": []any{map[string]any{"manager": "m"}},
-	}}}
-	if _, err := dropManagedFields(u); err != nil {
-		t.Fatal(err)
-	}
-	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields"); found {
-		t.Errorf("managedFields kept")
-	}
-}

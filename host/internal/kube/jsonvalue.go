@@ -50,8 +50,15 @@ func parseJSON(data []byte) (any, error) {
 // parseJSONCached is parseJSON taking its strings from a cache (nil for
 // none).
 func parseJSONCached(data []byte, strings *stringCache) (any, error) {
+	return parseJSONAt(data, strings, pathPlain)
+}
+
+// parseJSONAt is parseJSONCached for a document at path: a watch event or
+// an object whose metadata.managedFields are dropped while parsing
+// (managedfields.go), or pathPlain for any document, parsed whole.
+func parseJSONAt(data []byte, strings *stringCache, path parsePath) (any, error) {
 	p := jsonParser{data: data, strings: strings}
-	v, err := p.value()
+	v, err := p.valueAt(path)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +101,7 @@ func (p *jsonParser) value() (any, error) {
 	}
 	switch c := p.data[p.pos]; {
 	case c == '{':
-		return p.object()
+		return p.object(pathPlain)
 	case c == '[':
 		return p.array()
 	case c == '"':
@@ -155,7 +162,9 @@ func (p *jsonParser) next(closing byte) (bool, error) {
 	return false, p.errorf("invalid character %q after element, want ',' or %q", p.data[p.pos], closing)
 }
 
-func (p *jsonParser) object() (any, error) {
+// object parses the object at pos; at a path other than pathPlain, its
+// members are parsed as member says.
+func (p *jsonParser) object(path parsePath) (any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -170,11 +179,19 @@ func (p *jsonParser) object() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := p.value()
+		var v any
+		keep := true
+		if path == pathPlain {
+			v, err = p.value()
+		} else {
+			v, keep, err = p.member(path, key)
+		}
 		if err != nil {
 			return nil, err
 		}
-		m[key] = v
+		if keep {
+			m[key] = v
+		}
 		if more, err = p.next('}'); err != nil {
 			return nil, err
 		}

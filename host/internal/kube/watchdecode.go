@@ -83,6 +83,7 @@ func (c *Client) watchJSON(ctx context.Context, gvr schema.GroupVersionResource,
 	}
 	c.stalls.resume(ws)
 	hooks.maxBytes, hooks.maxDepth = c.watching.MaxEventBytes, c.watching.MaxEventDepth
+	hooks.dropManagedFields = !c.kube.KeepManagedFields
 	if hooks.maxDepth <= 0 || hooks.maxDepth > maxJSONDepth {
 		hooks.maxDepth = maxJSONDepth // the parser's own limit, which would end the stream
 	}
@@ -118,6 +119,9 @@ type streamHooks struct {
 	// before the informer sees it (a 410 Gone there makes the informer
 	// list again without reporting it to the watch error handler).
 	onError func(*metav1.Status)
+	// dropManagedFields parses the events' objects without their
+	// metadata.managedFields (managedfields.go).
+	dropManagedFields bool
 }
 
 func (h streamHooks) ended() {
@@ -130,11 +134,7 @@ func (h streamHooks) ended() {
 // {"type": ..., "object": ...} one after another (the API server puts a
 // newline after each; the decoder does not rely on it).
 type watchDecoder struct {
-	body io.ReadCloser
-	buf  []byte
-	r, w int   // buf[r:w] is read but not yet decoded
-	err  error // the error that came with the last bytes read
-
+	streamBuffer
 	strings *stringCache
 
 	hooks    streamHooks
@@ -148,7 +148,7 @@ type watchDecoder struct {
 const watchBufferSize = 16 << 10
 
 func newWatchDecoder(body io.ReadCloser, hooks streamHooks) *watchDecoder {
-	d := &watchDecoder{body: body, buf: make([]byte, watchBufferSize), strings: newStringCache(), hooks: hooks}
+	d := &watchDecoder{streamBuffer: newStreamBuffer(body), strings: newStringCache(), hooks: hooks}
 	if hooks.inactivity > 0 {
 		d.idle = time.AfterFunc(hooks.inactivity, func() {
 			d.inactive.Store(true)
@@ -186,7 +186,7 @@ func (d *watchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	if d.idle != nil {
 		d.idle.Reset(d.hooks.inactivity)
 	}
-	typ, obj, err := decodeEvent(frame, d.strings)
+	typ, obj, err := decodeEvent(frame, d.strings, d.hooks.dropManagedFields)
 	if st, ok := obj.(*metav1.Status); ok && typ == watch.Error && d.hooks.onError != nil {
 		d.hooks.onError(st)
 	}
@@ -264,37 +264,6 @@ func (d *watchDecoder) skip(reason string, limit int) ([]byte, *SkippedEvent, er
 	return nil, &s.ev, nil
 }
 
-// fill reads more of the stream into the buffer, moving the undecoded bytes
-// to its start and growing it when it is full (and shrinking it again,
-// once empty, after a large event).
-func (d *watchDecoder) fill() error {
-	if d.err != nil {
-		return d.err
-	}
-	switch {
-	case d.r == d.w && len(d.buf) > 4*watchBufferSize:
-		d.buf = make([]byte, watchBufferSize)
-		d.r, d.w = 0, 0
-	case d.r > 0:
-		d.w = copy(d.buf, d.buf[d.r:d.w])
-		d.r = 0
-	}
-	if d.w == len(d.buf) {
-		d.buf = append(d.buf, make([]byte, len(d.buf))...)
-	}
-	for {
-		n, err := d.body.Read(d.buf[d.w:])
-		d.w += n
-		if n > 0 {
-			d.err = err
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
 func skipJSONSpace(b []byte, i, end int) int {
 	for i < end && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
 		i++
@@ -344,9 +313,14 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 
 // decodeEvent parses one watch event into its type and object: an
 // *unstructured.Unstructured, or the Go type of a meta/v1 kind (the
-// *metav1.Status of an ERROR event), as the dynamic client decodes them.
-func decodeEvent(frame []byte, strings *stringCache) (watch.EventType, runtime.Object, error) {
-	v, err := parseJSONCached(frame, strings)
+// *metav1.Status of an ERROR event), as the dynamic client decodes them;
+// without the object's metadata.managedFields when dropManaged is set.
+func decodeEvent(frame []byte, strings *stringCache, dropManaged bool) (watch.EventType, runtime.Object, error) {
+	path := pathPlain
+	if dropManaged {
+		path = pathEvent
+	}
+	v, err := parseJSONAt(frame, strings, path)
 	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}

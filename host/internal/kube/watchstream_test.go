@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // streamServer answers every request with one watch stream and records
@@ -77,7 +79,7 @@ func TestWatchLikeDynamicClient(t *testing.T) {
 	for _, tc := range cases {
 		srv := newStreamServer(t, tc.stream)
 		cfg := &rest.Config{Host: srv.URL}
-		c, err := New(cfg, Options{})
+		c, err := New(cfg, withSettings(func(s *settings.Settings) { s.Kube.KeepManagedFields = true }))
 		if err != nil {
 			t.Fatal(err)
 		}
