@@ -89,58 +89,133 @@ func isEmptyStanza(v any) bool {
 
 // FetchDiffBase reads the last handled essence from body (with
 // Options.DiffBaseInStatus the status first; then the V2 key, then the V1
-// key), cleared as [Storage.Essence] clears a fresh one. It returns nil
-// when there is none: the object was never handled (a creation).
-func (s *Storage) FetchDiffBase(body map[string]any) (map[string]any, error) {
+// key), cleared as [Storage.Essence] clears a fresh one; fresh is the
+// object's essence now. old is nil when there is none: the object was never
+// handled (a creation). A compressed diff-base ([FormGzip]) is read back
+// whole. For a digest ([FormDigest]), old is fresh when fresh has that
+// digest (nothing changed); otherwise old is nil and unknown is true:
+// something changed since, but what it was is lost (the cause is an update
+// whose old essence is null).
+func (s *Storage) FetchDiffBase(body, fresh map[string]any) (old map[string]any, unknown bool, err error) {
+	st, err := s.readDiffBase(body)
+	if err != nil || st.form != FormDigest {
+		return st.essence, false, err
+	}
+	encoded, err := objects.EncodeASCII(fresh)
+	if err != nil {
+		return nil, false, fmt.Errorf("diff-base: %w", err)
+	}
+	if digest(encoded) == st.digest {
+		return fresh, false, nil
+	}
+	return nil, true, nil
+}
+
+// stored is a diff-base as read from an object: its essence (nil for none
+// and for a digest), the digest of FormDigest, and its form.
+type stored struct {
+	essence map[string]any
+	digest  string
+	form    Form
+}
+
+func (s *Storage) readDiffBase(body map[string]any) (stored, error) {
 	if s.diffBaseInStatus {
-		if str, ok := objects.Get(body, statusDiffBase); ok {
-			if encoded, isString := str.(string); isString {
-				essence, err := objects.DecodeMap([]byte(encoded))
-				if err != nil {
-					return nil, fmt.Errorf("diff-base: %w", &CorruptRecordError{Key: statusDiffBase.String(), Err: err})
-				}
-				if essence != nil {
-					return s.clear(essence), nil
-				}
+		if value, isString := getString(body, statusDiffBase); isString {
+			if st, err := s.decodeDiffBase(statusDiffBase.String(), value); err != nil || st.form != FormNone {
+				return st, err
 			}
 		}
 	}
 	for _, key := range s.Keys(s.diffBaseKey, body) {
-		encoded, ok := objects.Get(body, annotationPath(key))
-		str, isString := encoded.(string)
-		if !ok || !isString {
+		value, isString := getString(body, annotationPath(key))
+		if !isString {
 			continue
 		}
-		essence, err := objects.DecodeMap([]byte(str))
-		if err != nil {
-			return nil, fmt.Errorf("diff-base: %w", &CorruptRecordError{Key: key, Err: err})
-		}
-		if essence != nil {
-			return s.clear(essence), nil
+		if st, err := s.decodeDiffBase(key, value); err != nil || st.form != FormNone {
+			return st, err
 		}
 	}
-	return nil, nil
+	return stored{}, nil
+}
+
+func getString(body map[string]any, path objects.Path) (string, bool) {
+	v, _ := objects.Get(body, path)
+	str, ok := v.(string)
+	return str, ok
+}
+
+// decodeDiffBase reads one stored value in any [Form]; JSON null is none.
+func (s *Storage) decodeDiffBase(key, value string) (stored, error) {
+	corrupt := func(err error) (stored, error) {
+		return stored{}, fmt.Errorf("diff-base: %w", &CorruptRecordError{Key: key, Err: err})
+	}
+	form, raw := FormJSON, []byte(value)
+	switch {
+	case strings.HasPrefix(value, DigestPrefix):
+		sum, err := parseDigest(value[len(DigestPrefix):])
+		if err != nil {
+			return corrupt(err)
+		}
+		return stored{digest: sum, form: FormDigest}, nil
+	case strings.HasPrefix(value, GzipPrefix):
+		var err error
+		if raw, err = inflate(value[len(GzipPrefix):], s.maxEssenceBytes); err != nil {
+			return corrupt(err)
+		}
+		form = FormGzip
+	}
+	essence, err := objects.DecodeMap(raw)
+	if err != nil {
+		return corrupt(err)
+	}
+	if essence == nil {
+		return stored{}, nil
+	}
+	return stored{essence: s.clear(essence), form: form}, nil
 }
 
 // StoreDiffBase writes essence as the new diff-base into p, unless body
 // already holds an equal one: compact JSON with a trailing newline (Kopf's
 // format, as kubectl's own), under every key, with the marker if needed; or,
-// with Options.DiffBaseInStatus, as a JSON string in the status.
+// with Options.DiffBaseInStatus, as a JSON string in the status. A
+// diff-base with no room for it there is stored reduced ([fit] decides);
+// the patch then notes it ([Patch.Reduced]) unless body holds that form
+// already.
 func (s *Storage) StoreDiffBase(p *Patch, body map[string]any, essence map[string]any) error {
-	if stored, err := s.FetchDiffBase(body); err == nil && stored != nil && objects.Equal(stored, essence) {
+	st, err := s.readDiffBase(body)
+	if err != nil {
+		st = stored{} // a corrupt one is overwritten
+	}
+	if st.essence != nil && objects.Equal(st.essence, essence) {
 		return nil
 	}
 	encoded, err := objects.EncodeASCII(essence)
 	if err != nil {
 		return fmt.Errorf("diff-base: %w", err)
 	}
-	if s.diffBaseInStatus {
-		p.Set(statusDiffBase, encoded) // Kopf's status storage: no newline
+	if st.form == FormDigest && st.digest == digest(encoded) {
 		return nil
 	}
-	for _, key := range s.Keys(s.diffBaseKey, body) {
-		p.Set(annotationPath(key), encoded+"\n")
+	r := &Reduced{InStatus: s.diffBaseInStatus, Size: len(encoded)}
+	var value string
+	if s.diffBaseInStatus {
+		r.Room, r.Limit = s.statusRoom(body), s.objectBytes
+		value, r.Form = fit(encoded, "", r.Room, quotedLen) // Kopf's status storage: no newline
+		p.Set(statusDiffBase, value)
+	} else {
+		keys := s.Keys(s.diffBaseKey, body)
+		r.Room, r.Limit = s.annotationRoom(p, body, keys), s.annotationLimit()
+		value, r.Form = fit(encoded, "\n", r.Room, func(v string) int { return len(v) })
+		for _, key := range keys {
+			p.Set(annotationPath(key), value)
+		}
+		s.storeMarker(p, body)
 	}
-	s.storeMarker(p, body)
+	r.Stored = len(value)
+	p.reduced = nil
+	if r.Form != FormJSON && r.Form != st.form {
+		p.reduced = r
+	}
 	return nil
 }

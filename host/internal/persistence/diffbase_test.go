@@ -77,7 +77,7 @@ func TestDiffBaseWrittenByKopfMeansNoChange(t *testing.T) {
 			"kopf.zalando.org/last-handled-configuration":"{\"spec\":{\"duration\":\"1m\",\"field\":\"value\",\"items\":[\"item1\",\"item2\"]},\"metadata\":{\"labels\":{\"somelabel\":\"somevalue\"},\"annotations\":{\"someannotation\":\"somevalue\"}}}\n"}},
 		"spec":{"duration":"1m","field":"value","items":["item1","item2"]},
 		"status":{"create_fn":{"message":"hello world"}}}`)
-	old, err := s.FetchDiffBase(b)
+	old, _, err := s.FetchDiffBase(b, s.Essence(b, nil))
 	if err != nil || old == nil {
 		t.Fatalf("FetchDiffBase = %v, %v", old, err)
 	}
@@ -118,7 +118,8 @@ func TestFetchDiffBase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.FetchDiffBase(body(t, tt.body))
+			b := body(t, tt.body)
+			got, _, err := s.FetchDiffBase(b, s.Essence(b, nil))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Errorf("err = %v", err)
@@ -147,7 +148,7 @@ func TestDiffBaseInStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := body(t, `{"metadata":{"annotations":{"kopf.zalando.org/last-handled-configuration":"{\"spec\":{\"a\":1}}\n"}},"spec":{"a":2}}`)
-	old, err := s.FetchDiffBase(b)
+	old, _, err := s.FetchDiffBase(b, s.Essence(b, nil))
 	if err != nil || !objects.Equal(old, body(t, `{"spec":{"a":1}}`)) {
 		t.Fatalf("falls back to the annotation: %v, %v", old, err)
 	}
@@ -160,7 +161,7 @@ func TestDiffBaseInStatus(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	b2 := body(t, `{"spec":{"a":2},"status":{"kopf":{"last-handled-configuration":"{\"spec\":{\"a\":2}}"}}}`)
-	if old, err := s.FetchDiffBase(b2); err != nil || !objects.Equal(old, body(t, `{"spec":{"a":2}}`)) {
+	if old, _, err := s.FetchDiffBase(b2, s.Essence(b2, nil)); err != nil || !objects.Equal(old, body(t, `{"spec":{"a":2}}`)) {
 		t.Errorf("status first: %v, %v", old, err)
 	}
 	if e := s.Essence(body(t, `{"spec":{},"status":{"kopf":{"last-handled-configuration":"x"}}}`), []objects.Path{{"status", "kopf"}}); !objects.Equal(e, body(t, `{"spec":{},"status":{"kopf":{}}}`)) {

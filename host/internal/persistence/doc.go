@@ -6,7 +6,14 @@
 //     (Kopf's StorageKeyFormingConvention: V2 keys, V1 keys while they differ,
 //     hashing of long names, the "-ofDRS" mark), read also from the legacy
 //     status.kopf.progress and purged from both;
-//   - the diff-base essence in "<prefix>/last-handled-configuration";
+//   - the diff-base essence in "<prefix>/last-handled-configuration" (or
+//     status.kopf.last-handled-configuration); one that has no room there
+//     as JSON (the API server's 256 KiB for all annotations, etcd's 1.5 MiB
+//     per object; Kopf #1087) is stored gzip-compressed or, when even that
+//     does not fit, as its SHA-256 digest ([Form]; [fit] decides, the
+//     patch notes it for a Warning Event). A digest tells only "changed or
+//     not": a change is an update whose old essence is null and whose diff
+//     is one change of the whole object from null (docs/diff-base.md);
 //   - the finalizer;
 //   - a [Patch] that gathers one processing cycle's changes for the main
 //     endpoint and for /status, so the reactor sends at most one request per

@@ -27,6 +27,7 @@ type Patch struct {
 	mainOps, statusOps []abi.JSONPatchOp
 	lock               string
 	releases           bool // the main patch lets an object marked for deletion go
+	reduced            *Reduced
 }
 
 // NewPatch starts an empty patch. statusSubresource says whether the
@@ -149,6 +150,11 @@ func (p *Patch) DropLoneResults(ids []string) bool {
 	p.status = map[string]any{}
 	return true
 }
+
+// Reduced returns the note of a diff-base this patch stores reduced
+// (compressed or as a digest) where the object held none or another form
+// before; nil otherwise. Once the patch is applied, the reactor reports it.
+func (p *Patch) Reduced() *Reduced { return p.reduced }
 
 // Lock makes the main merge patch conditional on the object's
 // resourceVersion (the API server answers 409 Conflict if it moved on). The

@@ -29,6 +29,17 @@ type Options struct {
 	// Kopf's default storage does not read the status, so moving back to
 	// Kopf makes objects look new.
 	DiffBaseInStatus bool
+	// DiffBaseAnnotationBytes bounds the diff-base annotation (keys plus
+	// values) below the API server's limit on all annotations; 0: that
+	// limit only. A larger diff-base is stored reduced (see [Form]).
+	DiffBaseAnnotationBytes int
+	// DiffBaseObjectBytes bounds, with DiffBaseInStatus, the object's
+	// size as JSON with its diff-base; 0: no bound. A diff-base that would
+	// pass it is stored reduced.
+	DiffBaseObjectBytes int
+	// MaxEssenceBytes caps what a compressed diff-base may inflate to when
+	// read (a larger one is corrupt); 0: no cap.
+	MaxEssenceBytes int
 }
 
 // Storage reads and writes an object's handler state: progress records, the
@@ -39,6 +50,9 @@ type Storage struct {
 	diffBaseKey      string
 	finalizer        string
 	diffBaseInStatus bool
+	annotationBytes  int
+	objectBytes      int
+	maxEssenceBytes  int
 }
 
 // legacyProgress is where Kopf before 1.44 also kept the progress records;
@@ -65,6 +79,9 @@ func New(opts Options) (*Storage, error) {
 		finalizer:   opts.Finalizer,
 
 		diffBaseInStatus: opts.DiffBaseInStatus,
+		annotationBytes:  opts.DiffBaseAnnotationBytes,
+		objectBytes:      opts.DiffBaseObjectBytes,
+		maxEssenceBytes:  opts.MaxEssenceBytes,
 	}, nil
 }
 

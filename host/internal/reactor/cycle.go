@@ -113,14 +113,14 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	patch := persistence.NewPatch(res.Status)
 	o.runEventHandlers(ctx, res, events, patch)
 	storage := o.storageFor(res)
-	old, err := storage.FetchDiffBase(body)
+	fresh := storage.Essence(body, o.registry.ExtraFields(ref))
+	old, unknown, err := storage.FetchDiffBase(body, fresh)
 	if err != nil {
 		return outcome{}, fmt.Errorf("%w; remove the annotation to handle the object as new", err)
 	}
 	mem := o.mem.get(key)
 	cause := registry.DetectCause(registry.CauseInput{
-		Body: body, Finalizer: storage.Finalizer(), Old: old,
-		New:     storage.Essence(body, o.registry.ExtraFields(ref)),
+		Body: body, Finalizer: storage.Finalizer(), Old: old, OldUnknown: unknown, New: fresh,
 		Initial: mem.initial && !mem.handledOnce,
 	})
 	subj := execution.NewSubject(ref, res.Status, obj)
@@ -148,6 +148,8 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		if last, err = o.statusPrunes(ctx, res, subj, c.cause.New); err != nil {
 			return outcome{}, err
 		}
+	} else {
+		o.reportReduced(ctx, subj, c.patch)
 	}
 	var rv string
 	if last != nil {

@@ -138,6 +138,9 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	popts := persistence.Options{
 		Prefix: opts.Settings.Persistence.Prefix, DiffBaseKey: opts.Settings.Persistence.DiffBaseKey,
 		Finalizer: opts.Settings.Persistence.Finalizer, V1Keys: opts.Settings.Persistence.V1Keys,
+		DiffBaseAnnotationBytes: opts.Settings.Persistence.DiffBaseAnnotationBytes,
+		DiffBaseObjectBytes:     opts.Settings.Persistence.DiffBaseObjectBytes,
+		MaxEssenceBytes:         opts.Settings.Watching.MaxEventBytes, // no object is larger
 	}
 	annotated, err := persistence.New(popts)
 	if err != nil {

@@ -47,5 +47,9 @@ func (o *Operator) statusPrunes(ctx context.Context, res kube.Resource, subj *ex
 	if err := o.annotated.StoreDiffBase(p, subj.Object.Object, essence); err != nil {
 		return nil, err
 	}
-	return o.exec.Apply(ctx, subj, p)
+	last, err := o.exec.Apply(ctx, subj, p)
+	if err == nil {
+		o.reportReduced(ctx, subj, p)
+	}
+	return last, err
 }

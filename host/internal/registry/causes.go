@@ -45,6 +45,11 @@ type CauseInput struct {
 	// Old is the stored diff-base essence (nil when none), New the essence
 	// of Body (persistence builds both).
 	Old, New map[string]any
+	// OldUnknown: the object holds only a digest of its last handled
+	// essence and New is not it (persistence's FetchDiffBase; Old is nil):
+	// an update from an unknown old essence. Its diff is one change of the
+	// whole object from null to New.
+	OldUnknown bool
 	// Initial: the object was seen in the initial listing of this process
 	// and not all its handlers have completed once since (the reactor's
 	// in-memory flag, Kopf's noticed_by_listing and not fully_handled_once).
@@ -53,12 +58,17 @@ type CauseInput struct {
 
 // DetectCause decides the cause of a change, in Kopf's order: a DELETED
 // event is gone; marked for deletion without our finalizer is free, with it
-// delete; no stored essence is create (never mixed with resume); no
+// delete; no stored essence is create (never mixed with resume), only its
+// digest with another essence now is update (with an unknown old); no
 // essential change is resume for initial objects and noop otherwise; any
 // essential change is update. It is pure; the diff is computed here.
 func DetectCause(in CauseInput) Cause {
 	c := Cause{Initial: in.Initial, Body: in.Body, Old: in.Old, New: in.New}
-	c.Diff = objects.Compare(mapOrNil(in.Old), mapOrNil(in.New))
+	if in.OldUnknown {
+		c.Diff = objects.Diff{{Op: abi.DiffChange, Field: objects.Path{}, New: mapOrNil(in.New)}}
+	} else {
+		c.Diff = objects.Compare(mapOrNil(in.Old), mapOrNil(in.New))
+	}
 	deleting := c.Deleted()
 	switch {
 	case in.EventType == "DELETED":
@@ -67,7 +77,7 @@ func DetectCause(in CauseInput) Cause {
 		c.Reason = ReasonFree
 	case deleting:
 		c.Reason = abi.ReasonDelete
-	case in.Old == nil:
+	case in.Old == nil && !in.OldUnknown:
 		c.Reason, c.Initial = abi.ReasonCreate, false
 	case len(c.Diff) == 0 && in.Initial:
 		c.Reason = abi.ReasonResume

@@ -56,6 +56,35 @@ func TestCreateDiffIsOneRootAdd(t *testing.T) {
 	}
 }
 
+// A diff-base stored only as a digest, with another essence now: an
+// update (never a create), whose diff is one change of the whole object
+// from null; a field handler sees its field added.
+func TestUnknownOldIsUpdate(t *testing.T) {
+	r := mustNew(t, manifest("m",
+		spec("fn/spec.field", abi.KindField, "kopfexamples", func(s *abi.HandlerSpec) { s.Filters.Field = "spec.field" }),
+		spec("fn/spec.absent", abi.KindField, "kopfexamples", func(s *abi.HandlerSpec) { s.Filters.Field = "spec.absent" }),
+		spec("whole", abi.KindUpdate, "kopfexamples", nil),
+	))
+	for _, initial := range []bool{false, true} {
+		c := DetectCause(CauseInput{Body: decode(t, `{}`), OldUnknown: true, New: decode(t, `{"spec":{"field":{"x":2}}}`), Initial: initial})
+		if c.Reason != abi.ReasonUpdate || c.Initial != initial || len(c.Diff) != 1 || c.Diff[0].Op != abi.DiffChange ||
+			len(c.Diff[0].Field) != 0 || c.Diff[0].Old != nil || !equalJSON(c.Diff[0].New, `{"spec":{"field":{"x":2}}}`) {
+			t.Fatalf("initial=%v: reason=%s initial=%v diff=%#v", initial, c.Reason, c.Initial, c.Diff)
+		}
+		hs := r.Handlers(kopfExamples)
+		old, new, diff := c.ForHandler(hs[0])
+		if old != nil || !equalJSON(new, `{"x":2}`) || len(diff) != 1 || diff[0].Op != abi.DiffAdd || len(diff[0].Field) != 0 {
+			t.Errorf("field handler: old=%v new=%v diff=%#v", old, new, diff)
+		}
+		if _, _, diff := c.ForHandler(hs[1]); len(diff) != 0 {
+			t.Errorf("absent field: diff=%#v, want none", diff)
+		}
+		if old, _, diff := c.ForHandler(hs[2]); old != nil || len(diff) != 1 {
+			t.Errorf("whole-object handler: old=%#v diff=%#v", old, diff)
+		}
+	}
+}
+
 func TestForHandler(t *testing.T) {
 	r := mustNew(t, manifest("m",
 		spec("fn/spec.field", abi.KindField, "kopfexamples", func(s *abi.HandlerSpec) { s.Filters.Field = "spec.field" }),

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +21,14 @@ var ref = abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexample
 // returns the requests.
 func cycle(t *testing.T, reg *registry.Registry, st *persistence.Storage, body map[string]any, event string, initial, subresource bool, now time.Time) []persistence.Request {
 	t.Helper()
-	old, err := st.FetchDiffBase(body)
+	fresh := st.Essence(body, reg.ExtraFields(ref))
+	old, unknown, err := st.FetchDiffBase(body, fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := registry.DetectCause(registry.CauseInput{
 		EventType: event, Body: body, Finalizer: st.Finalizer(),
-		Old: old, New: st.Essence(body, reg.ExtraFields(ref)), Initial: initial,
+		Old: old, OldUnknown: unknown, New: fresh, Initial: initial,
 	})
 	p := persistence.NewPatch(subresource)
 	if c.Reason == registry.ReasonGone {
@@ -177,5 +179,85 @@ func TestKopfExamplesCycles(t *testing.T) {
 				t.Errorf("progress left behind: %s", key)
 			}
 		}
+	}
+}
+
+// An object whose diff-base does not fit as JSON (Kopf #1087): the
+// diff-base goes compressed or as a digest, the create's echo is a noop
+// (no second creation), a change is an update (with old=null after a
+// digest), and the deletion releases the object.
+func TestLargeObjectCycles(t *testing.T) {
+	reg, err := registry.New([]abi.Manifest{{ABIVersion: abi.Version, Module: abi.ModuleInfo{Name: "large"}, Handlers: []abi.HandlerSpec{
+		{ID: "create_fn", Kind: abi.KindCreate, Resource: &abi.ResourceSelector{Name: "kopfexamples"}},
+		{ID: "update_fn", Kind: abi.KindUpdate, Resource: &abi.ResourceSelector{Name: "kopfexamples"}},
+		{ID: "delete_fn", Kind: abi.KindDelete, Resource: &abi.ResourceSelector{Name: "kopfexamples"}},
+	}}}, func(abi.ResourceSelector) (abi.ResourceRef, error) { return ref, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	random := rand.New(rand.NewPCG(1, 2))
+	noise := make([]byte, 300<<10) // what gzip cannot shrink much
+	for i := range noise {
+		noise[i] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/"[random.IntN(64)]
+	}
+	tests := []struct {
+		name     string
+		inStatus bool
+		blob     string
+		prefix   string
+	}{
+		{"annotation, compressible", false, strings.Repeat("b", 300<<10), persistence.GzipPrefix},
+		{"annotation, incompressible", false, string(noise), persistence.DigestPrefix},
+		{"status, compressible", true, strings.Repeat("b", 1200<<10), persistence.GzipPrefix},
+		{"status, incompressible", true, string(noise) + string(noise) + string(noise) + string(noise), persistence.DigestPrefix},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := persistence.New(persistence.Options{Prefix: "kopf.zalando.org", Finalizer: "kopf.zalando.org/KopfFinalizerMarker",
+				V1Keys: true, DiffBaseInStatus: tt.inStatus, DiffBaseAnnotationBytes: 128 << 10, DiffBaseObjectBytes: 1280 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+				"metadata": map[string]any{"name": "ex", "resourceVersion": "1"}, "spec": map[string]any{"field": "a", "blob": tt.blob}}
+			where := objects.Path{"metadata", "annotations", "kopf.zalando.org/last-handled-configuration"}
+			if tt.inStatus {
+				where = objects.Path{"status", "kopf", "last-handled-configuration"}
+			}
+			steps := []struct {
+				name   string
+				event  string
+				change func(map[string]any)
+				some   bool // some requests, or none
+			}{
+				{"create", "ADDED", nil, true},
+				{"the create's own echo", "MODIFIED", nil, false},
+				{"update", "MODIFIED", func(b map[string]any) { objects.Set(b, objects.Path{"spec", "field"}, "b") }, true},
+				{"the update's own echo", "MODIFIED", nil, false},
+				{"delete", "MODIFIED", func(b map[string]any) {
+					objects.Set(b, objects.Path{"metadata", "deletionTimestamp"}, "2026-01-01T00:00:00Z")
+				}, true},
+			}
+			for _, s := range steps {
+				if s.change != nil {
+					s.change(body)
+				}
+				reqs := cycle(t, reg, st, body, s.event, false, true, now)
+				if (len(reqs) > 0) != s.some {
+					t.Errorf("%s: %d requests:\n%.300s", s.name, len(reqs), describe(reqs))
+				}
+				body = applyAll(t, body, reqs)
+				if s.name == "create" && !strings.HasPrefix(objects.GetString(body, where), tt.prefix) {
+					t.Fatalf("the diff-base at %s is %.40q, want %q...", where, objects.GetString(body, where), tt.prefix)
+				}
+			}
+			if objects.GetString(body, objects.Path{"status", "update_fn", "message"}) != "update_fn" {
+				t.Errorf("the update did not run")
+			}
+			if fin, _ := objects.Get(body, objects.Path{"metadata", "finalizers"}); fin != nil {
+				t.Errorf("finalizer left: %v", fin)
+			}
+		})
 	}
 }
