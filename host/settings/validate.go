@@ -70,6 +70,8 @@ func (s Settings) Validate() error {
 		v.fail("persistence.diffBaseKey", "must be an annotation name of 1 to 63 characters without '/', got %q", p.DiffBaseKey)
 	}
 	v.positive("persistence.consistencyTimeout", p.ConsistencyTimeout)
+	v.atLeast("persistence.diffBaseAnnotationBytes", p.DiffBaseAnnotationBytes, 1024)
+	v.atLeast("persistence.diffBaseObjectBytes", p.DiffBaseObjectBytes, 64<<10)
 
 	e := s.Execution
 	v.notNegative("execution.defaultBackoff", e.DefaultBackoff)
@@ -163,6 +165,7 @@ func (s Settings) Validate() error {
 		v.fail("admission.listen", "must be host:port (\":9443\", \"127.0.0.1:0\"), got %q", a.Listen)
 	}
 	v.positive("admission.certCheckInterval", a.CertCheckInterval)
+	a.validateCertSecret(&v)
 	v.positive("admission.readHeaderTimeout", a.ReadHeaderTimeout)
 	v.positive("admission.readTimeout", a.ReadTimeout)
 	v.positive("admission.idleTimeout", a.IdleTimeout)

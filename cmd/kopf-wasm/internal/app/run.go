@@ -26,7 +26,7 @@ type runOptions struct {
 	// config is a YAML file of settings.
 	config string
 	// webhook flags override settings.Admission when given.
-	webhookListen, webhookHost, webhookCertDir, webhookManaged, webhookCADump, webhookService string
+	webhookListen, webhookHost, webhookCertDir, webhookCertSecret, webhookManaged, webhookCADump, webhookService string
 }
 
 const runLong = `Run an operator: load the modules, connect to the cluster and serve the
@@ -50,7 +50,13 @@ path per handler, /<module>/<handler-id>. Without --webhook-cert-dir it
 generates a CA and a certificate for --webhook-host (and
 settings admission.extraSANs) at start; --webhook-ca-dump writes that CA.
 With --webhook-cert-dir it serves tls.crt and tls.key from the folder and
-reads them again when they change. With --webhook-managed NAME it creates
+reads them again when they change. With --webhook-cert-secret NAMESPACE/NAME
+the generated CA and certificate are kept in that Secret (kubernetes.io/tls),
+shared by every replica: the first creates it, all serve it and write the
+same caBundle, one replaces it 30 days before its year ends (settings
+admission.certRenewBefore) and the others follow within
+admission.certCheckInterval; a Secret that holds no usable certificate is
+reported (delete it to have a new one made). With --webhook-managed NAME it creates
 and keeps up to date a ValidatingWebhookConfiguration and a
 MutatingWebhookConfiguration named NAME, one webhook per handler, pointing at
 https://<webhook-host>:<port>/<module>/<handler-id> (or, with
@@ -183,6 +189,8 @@ func runCmd(g *globals) *cobra.Command {
 		"host name or IP address under which the API server reaches the webhook server (URLs and certificate; settings admission.host)")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "",
 		"serve tls.crt and tls.key from this folder, reloaded when they change, instead of a generated certificate (settings admission.certDir)")
+	fs.StringVar(&o.webhookCertSecret, "webhook-cert-secret", "",
+		"NAMESPACE/NAME of a Secret that keeps the generated certificate, shared by every replica: created by the first, replaced near its end (settings admission.certSecret)")
 	fs.StringVar(&o.webhookManaged, "webhook-managed", "",
 		"create and maintain webhook configurations of this name for the webhook handlers, e.g. auto.kopf-wasm.dev (settings admission.managed)")
 	fs.StringVar(&o.webhookService, "webhook-service", "",
@@ -206,6 +214,7 @@ func (o *runOptions) applyWebhookFlags(cmd *cobra.Command, s *settings.Settings)
 	set("webhook-managed", o.webhookManaged, &s.Admission.Managed)
 	set("webhook-ca-dump", o.webhookCADump, &s.Admission.CADump)
 	set("webhook-service", o.webhookService, &s.Admission.Service)
+	set("webhook-cert-secret", o.webhookCertSecret, &s.Admission.CertSecret)
 }
 
 // runSettings are the settings of run: the defaults, with the compile cache

@@ -22,9 +22,9 @@ import (
 	"time"
 )
 
-// Certs is the server's certificate: generated at start, or read from a
-// folder and read again when its files change. It is safe for concurrent
-// use.
+// Certs is the server's certificate: generated at start, read from a
+// folder and read again when its files change, or kept in a Secret shared
+// by the replicas (sharedcert.go). It is safe for concurrent use.
 type Certs struct {
 	cert atomic.Pointer[tls.Certificate]
 
@@ -42,18 +42,36 @@ const (
 	CAFile   = "ca.crt"
 )
 
+// Material is a certificate as PEM, as a kubernetes.io/tls Secret holds
+// it: the serving certificate with its chain (tls.crt), its key
+// (tls.key), and the CAs clients trust (ca.crt, the caBundle).
+type Material struct {
+	Cert, Key, CA []byte
+}
+
 // SelfSigned generates a CA and a serving certificate that it signs, for
 // the given DNS names and IP addresses (at least one), valid for a year
 // from now. The CA is the bundle.
 func SelfSigned(names []string, now time.Time) (*Certs, error) {
-	if len(names) == 0 {
-		return nil, errors.New("admission: a certificate needs at least one name")
-	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	m, err := Generate(names, now, 365*24*time.Hour)
 	if err != nil {
 		return nil, err
 	}
-	notBefore, notAfter := now.Add(-time.Hour), now.Add(365*24*time.Hour)
+	return fromMaterial(m)
+}
+
+// Generate makes a CA and a serving certificate that it signs, for the
+// given DNS names and IP addresses (at least one), valid from an hour
+// before now for validity; both are P-256 ECDSA keys.
+func Generate(names []string, now time.Time, validity time.Duration) (Material, error) {
+	if len(names) == 0 {
+		return Material{}, errors.New("admission: a certificate needs at least one name")
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Material{}, err
+	}
+	notBefore, notAfter := now.Add(-time.Hour), now.Add(validity)
 	caTmpl := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: "kopf-wasm admission CA", Organization: []string{"kopf-wasm"}},
 		NotBefore: notBefore, NotAfter: notAfter, IsCA: true, BasicConstraintsValid: true,
@@ -61,15 +79,15 @@ func SelfSigned(names []string, now time.Time) (*Certs, error) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return nil, fmt.Errorf("admission: CA certificate: %w", err)
+		return Material{}, fmt.Errorf("admission: CA certificate: %w", err)
 	}
 	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		return nil, err
+		return Material{}, err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, err
+		return Material{}, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: commonName(names), Organization: []string{"kopf-wasm"}},
@@ -86,10 +104,28 @@ func SelfSigned(names []string, now time.Time) (*Certs, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return nil, fmt.Errorf("admission: serving certificate: %w", err)
+		return Material{}, fmt.Errorf("admission: serving certificate: %w", err)
 	}
-	c := &Certs{bundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
-	c.cert.Store(&tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key})
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return Material{}, err
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	return Material{
+		Cert: append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), caPEM...),
+		Key:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+		CA:   caPEM,
+	}, nil
+}
+
+// fromMaterial serves m.
+func fromMaterial(m Material) (*Certs, error) {
+	cert, err := tls.X509KeyPair(m.Cert, m.Key)
+	if err != nil {
+		return nil, fmt.Errorf("admission: %w", err)
+	}
+	c := &Certs{bundle: bytes.Clone(m.CA)}
+	c.cert.Store(&cert)
 	return c, nil
 }
 
@@ -196,10 +232,27 @@ func (c *Certs) Follow(ctx context.Context, every time.Duration, log *slog.Logge
 	}
 }
 
+// errNoCert answers TLS handshakes while a shared certificate could not
+// be had yet.
+var errNoCert = errors.New("admission: no webhook certificate yet (see the host's log)")
+
 // GetCertificate is tls.Config's: the current certificate.
 func (c *Certs) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	return c.cert.Load(), nil
+	if cert := c.cert.Load(); cert != nil {
+		return cert, nil
+	}
+	return nil, errNoCert
 }
+
+// setBundle replaces the bundle (a shared certificate's new CAs).
+func (c *Certs) setBundle(bundle []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bundle = bytes.Clone(bundle)
+}
+
+// setCert replaces the served certificate.
+func (c *Certs) setCert(cert *tls.Certificate) { c.cert.Store(cert) }
 
 // Bundle is the PEM that clients of the server trust: the generated CA,
 // or the folder's CA.

@@ -57,6 +57,27 @@
 // response) and a module that a swap removed meanwhile are answered the
 // same way; an error the handler returns is a denial, as in Kopf.
 //
+// # Certificates
+//
+// The server serves one of three (certs.go): a CA and a certificate
+// generated at start, in memory (each host its own); a folder's tls.crt
+// and tls.key (settings.Admission.CertDir, a mounted Secret), read again
+// when they change; or a generated one kept in a Secret shared by every
+// replica (settings.Admission.CertSecret, sharedcert.go): the first
+// replica creates it (a create is atomic: the others read the winner's),
+// every replica serves it and writes its ca.crt as the caBundle, so the
+// replicas behind one Service no longer overwrite each other's. Each
+// replica reads it every CertCheckInterval and before it writes the
+// configurations; one replaces it, with an update that carries the
+// resourceVersion it read (a conflict: read the winner's), when it nears
+// its end (CertRenewBefore) or does not name what this host needs (the new
+// one names both). A replacement's ca.crt keeps the previous CA, and a
+// replica writes the new bundle before it presents the new certificate,
+// so that replicas that have not picked it up yet stay trusted. A Secret
+// that holds no usable certificate is left alone: the host logs, once,
+// that it should be deleted, serves no certificate meanwhile and leaves
+// the configurations as they are (certsecret.go decides).
+//
 // # Safety
 //
 // Only POST with an AdmissionReview of at most

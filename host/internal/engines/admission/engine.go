@@ -19,9 +19,12 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
-// Cluster keeps the managed configurations: *kube.Client, or a fake.
+// Cluster keeps the managed configurations: *kube.Client, or a fake. A
+// Cluster that is also a [SecretStore] (*kube.Client is) keeps the shared
+// certificate of settings.Admission.CertSecret.
 type Cluster interface {
 	// SetWebhooks creates the configuration (validating, or mutating when
 	// mutating is set) named name, or replaces its webhooks.
@@ -36,14 +39,16 @@ type Cluster interface {
 // starts and after every module swap, and [Engine.Stop] on a clean stop.
 type Engine struct {
 	srv     *Server
-	cluster Cluster // nil: unmanaged
+	cluster Cluster     // nil: unmanaged
+	secrets SecretStore // nil: no shared certificate can be kept
 	log     *slog.Logger
 
 	mu      sync.Mutex
 	runCtx  context.Context
 	httpSrv *http.Server
 	certs   *Certs
-	url     string // https://host:port
+	shared  *sharedCert // nil unless settings.Admission.CertSecret
+	url     string      // https://host:port
 	done    chan struct{}
 }
 
@@ -51,10 +56,11 @@ type Engine struct {
 // managed (settings.Admission.Managed empty) or offline.
 func New(opts Options, cluster Cluster) *Engine {
 	srv := NewServer(opts)
+	secrets, _ := cluster.(SecretStore)
 	if opts.Settings.Managed == "" {
 		cluster = nil
 	}
-	return &Engine{srv: srv, cluster: cluster, log: srv.log}
+	return &Engine{srv: srv, cluster: cluster, secrets: secrets, log: srv.log}
 }
 
 // Server is the engine's http.Handler.
@@ -103,10 +109,15 @@ func (e *Engine) Update(ctx context.Context) error {
 	if e.runCtx == nil {
 		e.runCtx = ctx
 	}
-	if e.httpSrv == nil && hasWebhooks(reg) {
+	switch {
+	case e.httpSrv == nil && hasWebhooks(reg):
 		if err := e.start(e.runCtx); err != nil {
 			return err
 		}
+	case e.shared != nil && e.httpSrv != nil:
+		// A replica that has not picked up a new shared certificate
+		// would write the old CA alone.
+		e.refreshShared(ctx)
 	}
 	return e.configure(ctx, reg, nil)
 }
@@ -120,6 +131,11 @@ func (e *Engine) configure(ctx context.Context, reg *registry.Registry, keep fun
 		// No webhook handler yet: the configurations are written empty, so
 		// that entries a crashed host left behind block nothing.
 		reg = nil
+	}
+	if e.shared != nil && e.httpSrv != nil && len(e.certs.Bundle()) == 0 {
+		// No shared certificate yet (logged): the other replicas' caBundle
+		// stays; written once this one has the certificate.
+		return nil
 	}
 	s := e.srv.opts.Settings
 	ep := Endpoint{URL: e.url, TimeoutSeconds: int32(s.TimeoutSeconds)}
@@ -199,7 +215,7 @@ func (e *Engine) start(ctx context.Context) error {
 			host = "localhost"
 		}
 	}
-	certs, err := e.loadCerts(host, listenHost)
+	certs, err := e.loadCerts(ctx, host, listenHost)
 	if err != nil {
 		return err
 	}
@@ -234,24 +250,58 @@ func (e *Engine) start(ctx context.Context) error {
 		defer cancel()
 		_ = srv.Shutdown(shutCtx)
 	}()
-	go certs.Follow(ctx, s.CertCheckInterval, e.log, func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if err := e.configure(ctx, e.srv.opts.Registry(), nil); err != nil {
-			e.log.Error(err.Error())
-		}
-	})
+	if e.shared != nil {
+		go e.followShared(ctx)
+	} else {
+		go certs.Follow(ctx, s.CertCheckInterval, e.log, func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if err := e.configure(ctx, e.srv.opts.Registry(), nil); err != nil {
+				e.log.Error(err.Error())
+			}
+		})
+	}
 	e.log.Info("serving admission webhooks", "address", ln.Addr().String(), "url", e.url, "service", s.Service, "managed", s.Managed)
 	return nil
 }
 
-// loadCerts reads the certificate folder, or generates a certificate for
-// the server's names and dumps its CA when asked to.
-func (e *Engine) loadCerts(host, listenHost string) (*Certs, error) {
+// loadCerts reads the certificate folder, takes the shared certificate of
+// the Secret, or generates a certificate for the server's names, and
+// dumps its CA when asked to; e.mu is held.
+func (e *Engine) loadCerts(ctx context.Context, host, listenHost string) (*Certs, error) {
 	s := e.srv.opts.Settings
 	if s.CertDir != "" {
 		return FromDir(s.CertDir)
 	}
+	names := certNames(s, host, listenHost)
+	if s.CertSecret != "" {
+		return e.loadShared(ctx, names)
+	}
+	m, err := Generate(names, time.Now(), s.CertValidity)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := fromMaterial(m)
+	if err != nil {
+		return nil, err
+	}
+	return certs, e.dumpCA(certs.Bundle())
+}
+
+// dumpCA writes the bundle to settings.Admission.CADump, when set.
+func (e *Engine) dumpCA(bundle []byte) error {
+	if dump := e.srv.opts.Settings.CADump; dump != "" {
+		if err := os.WriteFile(dump, bundle, 0o644); err != nil {
+			return fmt.Errorf("admission: dump the CA: %w", err)
+		}
+	}
+	return nil
+}
+
+// certNames are the names a generated certificate covers: the host,
+// the listen address's host (unless unspecified), the Service's names and
+// the extra SANs.
+func certNames(s settings.Admission, host, listenHost string) []string {
 	names := []string{host}
 	if ip := net.ParseIP(listenHost); listenHost != "" && listenHost != host && (ip == nil || !ip.IsUnspecified()) {
 		names = append(names, listenHost)
@@ -259,17 +309,7 @@ func (e *Engine) loadCerts(host, listenHost string) (*Certs, error) {
 	if ns, name, ok := strings.Cut(s.Service, "/"); ok {
 		names = append(names, name+"."+ns+".svc", name+"."+ns+".svc.cluster.local")
 	}
-	names = append(names, s.ExtraSANs...)
-	certs, err := SelfSigned(names, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	if s.CADump != "" {
-		if err := os.WriteFile(s.CADump, certs.Bundle(), 0o644); err != nil {
-			return nil, fmt.Errorf("admission: dump the CA: %w", err)
-		}
-	}
-	return certs, nil
+	return append(names, s.ExtraSANs...)
 }
 
 // Stop removes the webhooks of non-persistent handlers from the managed

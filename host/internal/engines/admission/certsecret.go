@@ -1,0 +1,194 @@
+package admission
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+)
+
+// SecretType is the type of the Secret a shared certificate is kept in.
+const SecretType = "kubernetes.io/tls"
+
+// certAction is what a host does with the Secret of the shared certificate.
+type certAction int
+
+const (
+	// actionKeep: the stored certificate serves as it is.
+	actionKeep certAction = iota
+	// actionCreate: there is no Secret; generate one and create it.
+	actionCreate
+	// actionReplace: the stored certificate nears its end or lacks a
+	// name; generate a new one and update the Secret.
+	actionReplace
+	// actionMalformed: the Secret holds no usable certificate; leave it
+	// and say so.
+	actionMalformed
+)
+
+func (a certAction) String() string {
+	return [...]string{"keep", "create", "replace", "malformed"}[a]
+}
+
+// decision is what to do with the stored certificate, and why.
+type decision struct {
+	action certAction
+	// reason says why the certificate is replaced or unusable.
+	reason string
+	// names are those a new certificate covers (create, replace): the
+	// ones needed first, then the stored certificate's, so that replicas
+	// that need different names converge instead of replacing each
+	// other's.
+	names []string
+	// stored is the stored certificate (keep, replace).
+	stored *stored
+}
+
+// stored is a certificate as a Secret holds it, parsed.
+type stored struct {
+	material Material
+	cert     tls.Certificate
+	leaf     *x509.Certificate
+	cas      []*x509.Certificate
+}
+
+// decide says what to do with a Secret's data (nil: no Secret) for a host
+// that needs names, at now, renewing renewBefore the certificate's end.
+func decide(data map[string][]byte, names []string, now time.Time, renewBefore time.Duration) decision {
+	if data == nil {
+		return decision{action: actionCreate, reason: "there is none", names: names}
+	}
+	st, err := parseStored(data)
+	if err != nil {
+		return decision{action: actionMalformed, reason: err.Error()}
+	}
+	var missing []string
+	for _, n := range names {
+		if st.leaf.VerifyHostname(n) != nil {
+			missing = append(missing, n)
+		}
+	}
+	switch end := st.leaf.NotAfter; {
+	case len(missing) > 0:
+		return decision{action: actionReplace, stored: st, names: union(names, leafNames(st.leaf)),
+			reason: "it does not name " + strings.Join(missing, ", ")}
+	case !now.Before(end):
+		return decision{action: actionReplace, stored: st, names: union(names, leafNames(st.leaf)),
+			reason: "it expired at " + end.UTC().Format(time.RFC3339)}
+	case !now.Add(renewBefore).Before(end):
+		return decision{action: actionReplace, stored: st, names: union(names, leafNames(st.leaf)),
+			reason: "it expires at " + end.UTC().Format(time.RFC3339)}
+	}
+	return decision{action: actionKeep, stored: st}
+}
+
+// parseStored reads tls.crt, tls.key and ca.crt; the certificate must
+// match its key and be signed by a CA of ca.crt.
+func parseStored(data map[string][]byte) (*stored, error) {
+	for _, k := range []string{CertFile, KeyFile, CAFile} {
+		if len(bytes.TrimSpace(data[k])) == 0 {
+			return nil, fmt.Errorf("it has no %s", k)
+		}
+	}
+	m := Material{Cert: data[CertFile], Key: data[KeyFile], CA: data[CAFile]}
+	cert, err := tls.X509KeyPair(m.Cert, m.Key)
+	if err != nil {
+		return nil, fmt.Errorf("%s and %s: %w", CertFile, KeyFile, err)
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", CertFile, err)
+	}
+	cas, err := parseCerts(m.CA)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", CAFile, err)
+	}
+	if !slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return leaf.CheckSignatureFrom(ca) == nil }) {
+		return nil, fmt.Errorf("%s is not signed by a CA of %s", CertFile, CAFile)
+	}
+	return &stored{material: m, cert: cert, leaf: leaf, cas: cas}, nil
+}
+
+// parseCerts reads the PEM certificates of b (at least one).
+func parseCerts(b []byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, b = pem.Decode(b)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no PEM certificate")
+	}
+	return out, nil
+}
+
+// leafNames are a certificate's DNS names and IP addresses.
+func leafNames(c *x509.Certificate) []string {
+	out := slices.Clone(c.DNSNames)
+	for _, ip := range c.IPAddresses {
+		out = append(out, ip.String())
+	}
+	return out
+}
+
+// union is a, then the names of b that a lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.ContainsFunc(out, func(m string) bool { return sameName(m, n) }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func sameName(a, b string) bool {
+	if ipa, ipb := net.ParseIP(a), net.ParseIP(b); ipa != nil && ipb != nil {
+		return ipa.Equal(ipb)
+	}
+	return strings.EqualFold(a, b)
+}
+
+// maxPreviousCAs bounds the CAs a replacement keeps trusting.
+const maxPreviousCAs = 2
+
+// renewal generates the certificate d asks for. A replacement's bundle
+// also holds the CAs of the stored bundle that are still valid at now (at
+// most maxPreviousCAs): a replica that has not picked up the new
+// certificate yet keeps serving one the API server trusts.
+func renewal(d decision, now time.Time, validity time.Duration) (Material, error) {
+	m, err := Generate(d.names, now, validity)
+	if err != nil || d.stored == nil {
+		return m, err
+	}
+	kept := 0
+	for _, ca := range d.stored.cas {
+		if kept < maxPreviousCAs && now.Before(ca.NotAfter) {
+			m.CA = append(m.CA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})...)
+			kept++
+		}
+	}
+	return m, nil
+}
+
+// secretData is m as a kubernetes.io/tls Secret's data.
+func (m Material) secretData() map[string][]byte {
+	return map[string][]byte{CertFile: m.Cert, KeyFile: m.Key, CAFile: m.CA}
+}
