@@ -28,6 +28,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/rbac"
 	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/testenv"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
@@ -41,10 +42,13 @@ import (
 // single, HA and sharded overlays applied, serves everything it can:
 // handlers, Events, Module resources, leader election (the Lease in its
 // namespace), Kopf's peering (keep-alives on the ClusterKopfPeering),
-// admission webhooks through managed configurations, a CRD conversion,
+// admission webhooks through managed configurations with the certificate
+// kept in the Secret of the HA overlay's webhook-cert component (its Role
+// is what `kopf-wasm rbac --webhook-cert-secret` prints), a CRD conversion,
 // /readyz, and /metrics for a scraper allowed by kopf-wasm-metrics-reader
 // (others refused); then, run with --shards, its membership Lease. What is
-// outside its role is refused (Secrets, Leases in another namespace).
+// outside its role is refused (Secrets but the certificate's, Leases in
+// another namespace).
 func TestDeployE2E(t *testing.T) {
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
@@ -99,7 +103,10 @@ func TestDeployE2E(t *testing.T) {
 			t.Fatalf("rbac: %+v", r)
 		}
 		for _, rule := range clusterRoleRules(t, r.out, "kopf-wasm") {
-			if g := rule.APIGroups[0]; g == "" || g == "admissionregistration.k8s.io" || g == "apiextensions.k8s.io" {
+			for _, g := range rule.APIGroups {
+				if g != "" && g != "admissionregistration.k8s.io" && g != "apiextensions.k8s.io" && !slices.Contains(rbac.PeeringGroups, g) {
+					continue
+				}
 				for _, res := range rule.Resources {
 					for _, verb := range rule.Verbs {
 						if !allows(granted, g, res, verb) {
@@ -108,6 +115,20 @@ func TestDeployE2E(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+	t.Run("the webhook certificate's Role is the rbac command's", func(t *testing.T) {
+		r := run(t.Context(), "", "rbac", "--name", "kopf-wasm", "--service-account-namespace", ns, "--webhook-cert-secret", ns+"/"+webhookCertSecret, mod)
+		if r.code != 0 {
+			t.Fatalf("rbac: %+v", r)
+		}
+		want := roleRules(t, r.out, "kopf-wasm-webhook-cert")
+		file, err := os.ReadFile(filepath.Join(root, "deploy", "components", "webhook-cert", "webhook-cert-rbac.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := roleRules(t, string(file), "kopf-wasm-webhook-cert"); !slices.EqualFunc(got, want, ruleEqual) {
+			t.Errorf("deploy/components/webhook-cert has the rules\n%v\nkopf-wasm rbac prints\n%v", got, want)
 		}
 	})
 
@@ -148,6 +169,7 @@ func TestDeployE2E(t *testing.T) {
 			[]string{"run", "--kubeconfig", kubeconfig, "-A", "--module-resources", "--log-format", "json",
 				"--leader-elect", "--leader-elect-namespace", ns, "-P", "default",
 				"--webhook-listen", "127.0.0.1:0", "--webhook-host", "127.0.0.1", "--webhook-managed", managedWebhooks,
+				"--webhook-cert-secret", ns + "/" + webhookCertSecret,
 				"--metrics-bind-address", metricsAddr, "--metrics-secure", "--metrics-auth",
 				"--health-probe-bind-address", healthAddr, "--config", config,
 				mod, wasmtest.Path(t, "09-admission"), wasmtest.Path(t, "10-conversion")})
@@ -190,6 +212,7 @@ func TestDeployE2E(t *testing.T) {
 	})
 	checkLeaderAndPeering(t, cs, dyn, ns)
 	checkWebhooks(t, cs, dyn, alive)
+	checkWebhookCertSecret(t, cs, ns)
 	checkConversion(t, dyn, alive)
 	e2etest.Eventually(t, 30*time.Second, "/readyz", func() error {
 		code, body := fetch(t, "http://"+healthAddr+"/readyz", "")
@@ -220,6 +243,7 @@ func TestDeployE2E(t *testing.T) {
 	if _, err := limited.CoreV1().Secrets("default").List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("listing secrets as the host's ServiceAccount: %v; want forbidden", err)
 	}
+	checkOtherSecrets(t, limited, ns)
 	if _, err := limited.CoordinationV1().Leases("default").List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("listing Leases outside the host's namespace as its ServiceAccount: %v; want forbidden", err)
 	}
@@ -251,7 +275,8 @@ func clusterRoleRules(t *testing.T, docs, name string) []rbacv1.PolicyRule {
 }
 
 func ruleEqual(a, b rbacv1.PolicyRule) bool {
-	return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Verbs, b.Verbs)
+	return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Verbs, b.Verbs) &&
+		slices.Equal(a.ResourceNames, b.ResourceNames)
 }
 
 // allows says whether a rule of rules grants verb on resource in group.

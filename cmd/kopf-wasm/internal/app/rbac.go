@@ -31,6 +31,15 @@ when a module has any, a ClusterRole also gets create and patch on
 validatingwebhookconfigurations and mutatingwebhookconfigurations (for
 --webhook-managed; a Role cannot grant them). Discovery needs no rule.
 
+Kopf's peering is on by default: the role gets get, list, watch and patch on
+the peering objects (clusterkopfpeerings and kopfpeerings of kopf.dev and
+zalando.org; a Role only kopfpeerings), unless --standalone says the host
+runs without it (run --standalone, or --leader-elect or --shards without -P).
+With --webhook-cert-secret NAMESPACE/NAME (as given to run), get and update
+on that Secret and create on Secrets of its namespace, in a Role there named
+<name>-webhook-cert (in the Role itself when it lives in that namespace): RBAC
+cannot restrict create by name.
+
 A handler's resource may be named by its plural, singular, kind or short
 name. Offline, the plural is resolved thus: the other names of common
 built-in resources are known (Pod, pod, po: pods); a lower-case name is taken
@@ -50,8 +59,8 @@ Example - For one namespace, then run the operator there:
 
 // rbacFlags are the flags of the rbac command.
 type rbacFlags struct {
-	namespace, saNamespace, name, output string
-	cluster                              bool
+	namespace, saNamespace, name, output, certSecret string
+	cluster, standalone                              bool
 }
 
 func rbacCmd(g *globals) *cobra.Command {
@@ -80,7 +89,8 @@ func rbacCmd(g *globals) *cobra.Command {
 			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 				return clierr.Usagef(fmt.Errorf("rbac: name %q: %s", name, strings.Join(errs, "; ")), "pass a valid --name")
 			}
-			objs, notes, err := rbac.Generate(name, rbac.Scope{Namespace: f.namespace, ServiceAccountNamespace: f.saNamespace}, manifests...)
+			objs, notes, err := rbac.Generate(name, rbac.Scope{Namespace: f.namespace, ServiceAccountNamespace: f.saNamespace},
+				rbac.Host{Standalone: f.standalone, CertSecret: f.certSecret}, manifests...)
 			if err != nil {
 				return err
 			}
@@ -96,6 +106,8 @@ func rbacCmd(g *globals) *cobra.Command {
 	fs.StringVar(&f.saNamespace, "service-account-namespace", "default", "the ServiceAccount's namespace with --cluster")
 	fs.StringVar(&f.name, "name", "", "the name of the objects (default kopf-wasm-<module name>, or kopf-wasm for several modules)")
 	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (documents separated by ---) or json (a v1 List)")
+	fs.BoolVar(&f.standalone, "standalone", false, "the host runs without Kopf's peering (run --standalone, or --leader-elect or --shards without -P): no rules on the peering objects")
+	fs.StringVar(&f.certSecret, "webhook-cert-secret", "", "NAMESPACE/NAME of run's --webhook-cert-secret: get and update on it, create on Secrets there, in a Role of its namespace")
 	return cmd
 }
 
@@ -109,6 +121,12 @@ func (f rbacFlags) validate() error {
 			"pass a plain namespace name, or --cluster for patterns")
 	case f.output != "yaml" && f.output != "json":
 		return clierr.Usagef(fmt.Errorf("unknown output format %q", f.output), "use -o yaml or -o json")
+	}
+	if f.certSecret != "" {
+		ns, name, ok := strings.Cut(f.certSecret, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return clierr.Usagef(fmt.Errorf("rbac: --webhook-cert-secret %q is not NAMESPACE/NAME", f.certSecret), "pass the Secret as run takes it")
+		}
 	}
 	for what, ns := range map[string]string{"--namespace": f.namespace, "--service-account-namespace": f.saNamespace} {
 		if ns == "" {

@@ -37,6 +37,38 @@ func TestRBACOutput(t *testing.T) {
 	}
 }
 
+// The peering rules follow --standalone; --webhook-cert-secret adds a
+// Role and RoleBinding in the Secret's namespace.
+func TestRBACHostFeatures(t *testing.T) {
+	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
+	mod := wasmtest.Path(t, "kopfexample")
+	tests := []struct {
+		args         []string
+		want, absent []string
+	}{
+		{nil, []string{"  - clusterkopfpeerings\n  - kopfpeerings\n", "  - zalando.org\n"}, []string{"secrets"}},
+		{[]string{"--standalone"}, nil, []string{"kopfpeerings", "secrets"}},
+		{[]string{"--webhook-cert-secret", "kopf-wasm/webhook-cert"},
+			[]string{"kind: Role\n", "name: kopf-wasm-kopfexample-webhook-cert\n", "  namespace: kopf-wasm\n", "  resourceNames:\n  - webhook-cert\n", "kind: RoleBinding\n"}, nil},
+	}
+	for _, tt := range tests {
+		r := run(t.Context(), "", append(append([]string{"rbac"}, tt.args...), mod)...)
+		if r.code != 0 {
+			t.Fatalf("rbac %v: %+v", tt.args, r)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(r.out, w) {
+				t.Errorf("rbac %v: no %q in\n%s", tt.args, w, r.out)
+			}
+		}
+		for _, a := range tt.absent {
+			if strings.Contains(r.out, a) {
+				t.Errorf("rbac %v: %q in\n%s", tt.args, a, r.out)
+			}
+		}
+	}
+}
+
 // TestRBACBadInput: each mistake is one line on stderr, with the exit code
 // of a usage error (2) or of a failure (1).
 func TestRBACBadInput(t *testing.T) {
@@ -57,6 +89,7 @@ func TestRBACBadInput(t *testing.T) {
 		{"a bad service account namespace", []string{"rbac", "--service-account-namespace", "x.y", mod}, 2, "--service-account-namespace"},
 		{"a bad name", []string{"rbac", "--name", "Not/Valid", mod}, 2, `name "Not/Valid"`},
 		{"a bad format", []string{"rbac", "-o", "table", mod}, 2, "use -o yaml or -o json"},
+		{"a bad certificate Secret", []string{"rbac", "--webhook-cert-secret", "cert", mod}, 2, `--webhook-cert-secret "cert" is not NAMESPACE/NAME`},
 		{"not a module", []string{"rbac", notWasm}, 1, "not a WebAssembly module"},
 		{"a missing module", []string{"rbac", mod, filepath.Join(dir, "nope.wasm")}, 1, "nope.wasm"},
 	}

@@ -16,6 +16,16 @@
 // cannot grant them: they are cluster-scoped); convert handlers, patch on
 // customresourcedefinitions (their spec.conversion). Discovery (/api, /apis) needs no rule: every
 // authenticated user may read it (the system:discovery role).
+//
+// The host's features ([Host]): Kopf's peering, on by default, gets get,
+// list, watch and patch on the peering objects of kopf.dev and the legacy
+// zalando.org (clusterkopfpeerings and kopfpeerings; a Role only
+// kopfpeerings, in its namespace); none when the host runs standalone. A
+// webhook certificate kept in a Secret (run --webhook-cert-secret) gets
+// get and update on that one Secret (resourceNames) and create on Secrets
+// in its namespace, in a Role there (or in the Role itself, when it lives
+// in that namespace): RBAC cannot restrict create by name, since the
+// object's name is not known when the request is authorized.
 package rbac
 
 import (
@@ -41,11 +51,23 @@ type Scope struct {
 	ServiceAccountNamespace string
 }
 
+// Host says which of the host's own features the rules cover.
+type Host struct {
+	// Standalone: the host runs without Kopf's peering (run --standalone,
+	// or --leader-elect or --shards without -P), so it needs no rule on
+	// the peering objects.
+	Standalone bool
+	// CertSecret, "namespace/name", is the Secret of run's
+	// --webhook-cert-secret; empty: none.
+	CertSecret string
+}
+
 // Rule is one RBAC policy rule.
 type Rule struct {
-	APIGroups []string `json:"apiGroups"`
-	Resources []string `json:"resources"`
-	Verbs     []string `json:"verbs"`
+	APIGroups     []string `json:"apiGroups"`
+	Resources     []string `json:"resources"`
+	ResourceNames []string `json:"resourceNames,omitempty"`
+	Verbs         []string `json:"verbs"`
 }
 
 // Meta is the metadata the generated objects carry.
@@ -81,10 +103,13 @@ type Subject struct {
 }
 
 // Generate returns the ServiceAccount, the role and the binding, all named
-// name, for the manifests in scope. Notes are warnings for the user (plural
-// names that were guessed). It fails on a manifest it cannot turn into
-// rules (a handler without a resource name, a permission without verbs).
-func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Object, notes []string, err error) {
+// name, for the manifests in scope and the host's features; with
+// host.CertSecret in another namespace than the role's, also a Role and a
+// RoleBinding there, named name-webhook-cert. Notes are warnings for the
+// user (plural names that were guessed). It fails on a manifest it cannot
+// turn into rules (a handler without a resource name, a permission without
+// verbs), or on a CertSecret that is not namespace/name.
+func Generate(name string, scope Scope, host Host, manifests ...abi.Manifest) (objs []Object, notes []string, err error) {
 	if name == "" {
 		return nil, nil, fmt.Errorf("rbac: empty name")
 	}
@@ -175,7 +200,15 @@ func Generate(name string, scope Scope, manifests ...abi.Manifest) (objs []Objec
 				"that the host manages with admission.managed; use a ClusterRole (no --namespace) or configure the webhooks yourself")
 		}
 	}
-	return objects(name, scope, rules(perms)), slices.Compact(notes), nil
+	own, secret, err := host.rules(scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	objs = objects(name, scope, append(rules(perms), own...))
+	if len(secret) > 0 {
+		objs = append(objs, secretObjects(name, scope, host.CertSecret, secret)...)
+	}
+	return objs, slices.Compact(notes), nil
 }
 
 // rules folds the permissions into rules: one per group and set of verbs,

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,7 +141,7 @@ func TestGenerateRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, notes, err := Generate("op", Scope{Namespace: tt.ns}, tt.ms...)
+			objs, notes, err := Generate("op", Scope{Namespace: tt.ns}, Host{Standalone: true}, tt.ms...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,6 +150,49 @@ func TestGenerateRules(t *testing.T) {
 			}
 			if len(notes) != tt.guests {
 				t.Errorf("notes %q; want %d", notes, tt.guests)
+			}
+		})
+	}
+}
+
+// The host's features: Kopf's peering unless standalone (a Role only
+// kopfpeerings), and the certificate's Secret in the role when it lives
+// in the role's namespace.
+func TestGenerateHostRules(t *testing.T) {
+	kex := []abi.Manifest{manifest("kex", []abi.HandlerSpec{handler("create_fn", abi.KindCreate, "kopf.dev", "kopfexamples")})}
+	events := rule("", []string{"events"}, "create")
+	resources := []Rule{rule("kopf.dev", []string{"kopfexamples"}, "get", "list", "patch", "watch"), rule("kopf.dev", []string{"kopfexamples/status"}, "patch")}
+	cluster := append([]Rule{events, rule("", []string{"namespaces"}, "list", "watch"),
+		rule("apiextensions.k8s.io", []string{"customresourcedefinitions"}, "list", "watch")}, resources...)
+	namespaced := append([]Rule{events}, resources...)
+	peering := func(resources ...string) Rule {
+		return Rule{APIGroups: []string{"kopf.dev", "zalando.org"}, Resources: resources, Verbs: []string{"get", "list", "patch", "watch"}}
+	}
+	secret := []Rule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"cert"}, Verbs: []string{"get", "update"}},
+		rule("", []string{"secrets"}, "create"),
+	}
+	tests := []struct {
+		name string
+		ns   string
+		host Host
+		want []Rule
+	}{
+		{"peering, cluster", "", Host{}, slices.Concat(cluster, []Rule{peering("clusterkopfpeerings", "kopfpeerings")})},
+		{"peering, namespace: kopfpeerings only", "team-a", Host{}, slices.Concat(namespaced, []Rule{peering("kopfpeerings")})},
+		{"standalone", "", Host{Standalone: true}, cluster},
+		{"a certificate Secret in the Role's namespace", "ops", Host{Standalone: true, CertSecret: "ops/cert"}, slices.Concat(namespaced, secret)},
+		{"a certificate Secret in another namespace: not in the role", "team-a", Host{Standalone: true, CertSecret: "ops/cert"}, namespaced},
+		{"both", "ops", Host{CertSecret: "ops/cert"}, slices.Concat(namespaced, []Rule{peering("kopfpeerings")}, secret)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, _, err := Generate("op", Scope{Namespace: tt.ns}, tt.host, kex...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(objs[1].Rules, tt.want) {
+				t.Errorf("rules:\n got %+v\nwant %+v", objs[1].Rules, tt.want)
 			}
 		})
 	}
@@ -165,7 +209,7 @@ func TestGenerateObjects(t *testing.T) {
 		{Scope{Namespace: "team-a", ServiceAccountNamespace: "ignored"}, "team-a", "Role", "RoleBinding", "team-a"},
 	}
 	for _, tt := range tests {
-		objs, _, err := Generate("op", tt.scope, ms)
+		objs, _, err := Generate("op", tt.scope, Host{}, ms)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,11 +234,45 @@ func TestGenerateBadInput(t *testing.T) {
 		{"permission without resource", manifest("m", nil, abi.KubePermission{Verbs: []string{"get"}}), "needs a resource and verbs"},
 	}
 	for _, tt := range tests {
-		if _, _, err := Generate("op", Scope{}, tt.m); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, _, err := Generate("op", Scope{}, Host{}, tt.m); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v; want %q", tt.name, err, tt.want)
 		}
 	}
-	if _, _, err := Generate("", Scope{}); err == nil {
+	if _, _, err := Generate("", Scope{}, Host{}); err == nil {
 		t.Error("an empty name: no error")
+	}
+	for _, secret := range []string{"cert", "ops/", "/cert", "a/b/c"} {
+		if _, _, err := Generate("op", Scope{}, Host{CertSecret: secret}); err == nil || !strings.Contains(err.Error(), "is not namespace/name") {
+			t.Errorf("CertSecret %q: error %v", secret, err)
+		}
+	}
+}
+
+// A certificate Secret outside the role's namespace gets a Role and a
+// RoleBinding of its own there, for the role's ServiceAccount.
+func TestGenerateSecretRole(t *testing.T) {
+	ms := manifest("kex", []abi.HandlerSpec{handler("c", abi.KindCreate, "kopf.dev", "kopfexamples")})
+	for _, scope := range []Scope{{ServiceAccountNamespace: "kopf-wasm"}, {Namespace: "team-a"}} {
+		objs, _, err := Generate("op", scope, Host{CertSecret: "ops/cert"}, ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(objs) != 5 {
+			t.Fatalf("%+v: %d objects", scope, len(objs))
+		}
+		role, binding := objs[3], objs[4]
+		want := []Rule{
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"cert"}, Verbs: []string{"get", "update"}},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+		}
+		if role.Kind != "Role" || role.Metadata.Name != "op-webhook-cert" || role.Metadata.Namespace != "ops" ||
+			!reflect.DeepEqual(role.Rules, want) {
+			t.Errorf("%+v: role %+v", scope, role)
+		}
+		sa := objs[0].Metadata
+		if binding.Kind != "RoleBinding" || binding.Metadata.Namespace != "ops" || *binding.RoleRef != (RoleRef{APIGroup: APIGroup, Kind: "Role", Name: "op-webhook-cert"}) ||
+			!reflect.DeepEqual(binding.Subjects, []Subject{{Kind: "ServiceAccount", Name: "op", Namespace: sa.Namespace}}) {
+			t.Errorf("%+v: binding %+v", scope, binding)
+		}
 	}
 }
