@@ -89,6 +89,8 @@ func TestValidate(t *testing.T) {
 		{func(s *Settings) { s.Persistence.Finalizer = "marker" }, "persistence.finalizer: must be a qualified name"},
 		{func(s *Settings) { s.Persistence.DiffBaseKey = "" }, "persistence.diffBaseKey: "},
 		{func(s *Settings) { s.Persistence.ConsistencyTimeout = 0 }, "persistence.consistencyTimeout: must be above 0"},
+		{func(s *Settings) { s.Persistence.DiffBaseAnnotationBytes = 0 }, "persistence.diffBaseAnnotationBytes: must be at least 1024"},
+		{func(s *Settings) { s.Persistence.DiffBaseObjectBytes = 1000 }, "persistence.diffBaseObjectBytes: must be at least 65536"},
 		{func(s *Settings) { s.Execution.DefaultBackoff = -time.Second }, "execution.defaultBackoff: must be 0 or more"},
 		{func(s *Settings) { s.Execution.Workers = 0 }, "execution.workers: must be at least 1, got 0"},
 		{func(s *Settings) { s.Execution.MaxDaemons = 0 }, "execution.maxDaemons: must be at least 1"},
