@@ -110,8 +110,9 @@ func (c *Client) connect(cfg *rest.Config) error {
 		return err
 	}
 	c.watchRaw, c.stalls = wc, newStallTracker()
-	c.stalls.idle = []func(){
-		func() { utilnet.CloseIdleConnectionsFor(hc.Transport) },
+	silence := c.watching.InactivityTimeout
+	c.stalls.onStall = []func(){
+		func() { c.conns.drop(time.Now().Add(-silence), "a silent watch", "inactivity", silence) },
 		func() { utilnet.CloseIdleConnectionsFor(whc.Transport) },
 	}
 	c.cfg, c.hc = cfg, hc

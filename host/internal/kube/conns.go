@@ -13,7 +13,8 @@ import (
 // connPool is the set of connections that the client's requests other than
 // watch streams ride on (one HTTP/2 connection, as a rule): its dialer
 // tracks them, so that they can be closed all at once, busy or idle, when a
-// request ran out of its time without an answer (stall.go).
+// request ran out of its time without an answer or a watch went silent
+// (stall.go).
 type connPool struct {
 	dialer  *connrotation.Dialer
 	timeout time.Duration // of an attempt, for the log
@@ -42,21 +43,26 @@ func newConnPool(dial func(ctx context.Context, network, address string) (net.Co
 }
 
 // timedOut closes every connection of the pool after an attempt that began
-// at start ran out of its time without an answer: the requests waiting on
-// them fail at once with a lost connection, and their retries dial new ones.
-// If the connections were closed since start already, it does nothing: the
-// attempt's connection is gone, and attempts that time out together close
-// the connections once. It reports whether it closed them.
+// at start ran out of its time without an answer (retry.go): the requests
+// waiting on them fail at once with a lost connection, and their retries
+// dial new ones. It reports whether it closed them (see drop).
 func (p *connPool) timedOut(start time.Time) bool {
+	return p.drop(start, "a request unanswered within its timeout", "timeout", p.timeout)
+}
+
+// drop closes every connection of the pool, for the reason given, unless
+// they were closed since the time given already: whatever went silent then
+// is gone, and what times out together (several requests, several watches)
+// closes the connections once. It reports whether it closed them.
+func (p *connPool) drop(since time.Time, reason string, attrs ...any) bool {
 	p.mu.Lock()
-	if start.Before(p.dropped) {
+	if since.Before(p.dropped) {
 		p.mu.Unlock()
 		return false
 	}
 	p.dropped = p.now()
 	p.mu.Unlock()
-	p.log.Warn("kubernetes request unanswered within its timeout; closing the connections to the API server, so that requests go out on new ones",
-		"timeout", p.timeout)
+	p.log.Warn("closing the connections to the API server, so that requests go out on new ones: "+reason, attrs...)
 	p.dialer.CloseAll()
 	return true
 }

@@ -118,6 +118,12 @@ func newSilentConnServer(t *testing.T) *silentConnServer {
 			<-r.Context().Done()
 			return
 		}
+		if r.URL.Query().Get("watch") == "true" { // a silent stream
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodPatch {
 			_, _ = io.WriteString(w, `{"apiVersion":"kopf.dev/v1","kind":"KopfExample","metadata":{"name":"x","namespace":"ns","resourceVersion":"7"}}`)
@@ -151,51 +157,61 @@ func (s *silentConnServer) waitFor(t *testing.T, what string) string {
 	}
 }
 
-// TestTimedOutAttemptFreesBusyConnection: a PATCH whose attempt waits on a
-// silent HTTP/2 connection that another request (one without a timeout of
-// its own, as an informer's list) also waits on: when the attempt runs out
-// of the request timeout, that connection is closed although it is busy,
-// the other request fails over at once, and the retry lands on a new
-// connection. Closing only the idle connections left the other request
-// and every retry on the silent connection until HTTP/2's health check
-// (30 s + 15 s).
-func TestTimedOutAttemptFreesBusyConnection(t *testing.T) {
-	srv := newSilentConnServer(t)
-	c, err := New(srv.config(), Options{Logger: slog.New(slog.DiscardHandler), Settings: func() *settings.Settings {
-		s := settings.Default()
-		s.Kube.RequestTimeout = time.Second
-		s.Kube.ErrorBackoffs = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond}
-		return &s
-	}()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	held := make(chan error, 1)
-	go func() { held <- c.raw.Get().AbsPath("/api/v1/namespaces/ns/configmaps").Do(ctx).Error() }()
-	if req := srv.waitFor(t, "the list"); req != "GET /api/v1/namespaces/ns/configmaps" {
-		t.Fatalf("waiting on the silent connection: %s, want the list", req)
-	}
-
+// TestSilenceFreesBusyConnection: a silent HTTP/2 connection that a
+// request without a timeout of its own (as an informer's list) waits on is
+// closed, busy as it is, when a PATCH's attempt on it runs out of the
+// request timeout (the PATCH's retry then lands on a new connection), or
+// when a watch stream goes silent; the waiting request is freed at once.
+// Closing only the idle connections left it, and every retry, on the
+// silent connection until HTTP/2's health check (30 s + 15 s).
+func TestSilenceFreesBusyConnection(t *testing.T) {
 	ref := abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}
-	out, err := c.Patch(ctx, ref, "ns", "x", "", abi.PatchMerge, []byte(`{"spec":{}}`))
-	if req := srv.waitFor(t, "the patch"); req != "PATCH /apis/kopf.dev/v1/namespaces/ns/kopfexamples/x" {
-		t.Errorf("waiting on the silent connection: %s, want the patch's first attempt", req)
+	tests := []struct {
+		name    string
+		trigger func(t *testing.T, ctx context.Context, c *Client, srv *silentConnServer)
+	}{
+		{"a timed-out patch", func(t *testing.T, ctx context.Context, c *Client, srv *silentConnServer) {
+			out, err := c.Patch(ctx, ref, "ns", "x", "", abi.PatchMerge, []byte(`{"spec":{}}`))
+			if req := srv.waitFor(t, "the patch"); req != "PATCH /apis/kopf.dev/v1/namespaces/ns/kopfexamples/x" {
+				t.Errorf("waiting on the silent connection: %s, want the patch's first attempt", req)
+			}
+			if err != nil || out.ResourceVersion != "7" {
+				t.Fatalf("patch: %v (%+v), want it to land on a new connection", err, out)
+			}
+		}},
+		{"a silent watch", func(t *testing.T, ctx context.Context, c *Client, _ *silentConnServer) {
+			w, err := c.listWatch(kexGVR, "ns", "test").WatchFuncWithContext(ctx, metav1.ListOptions{})
+			collect(t, w, err) // ends after the inactivity timeout
+		}},
 	}
-	if err != nil || out.ResourceVersion != "7" {
-		t.Fatalf("patch: %v (%+v), want it to land on a new connection", err, out)
-	}
-	select {
-	case <-held:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the list still waits on the silent connection 20s after the patch's attempt timed out")
-	}
-	if _, h2 := srv.protos.Load("HTTP/2.0"); !h2 {
-		t.Errorf("the client did not speak HTTP/2; the test shows nothing")
-	}
-	if n := srv.conns.Load(); n < 2 {
-		t.Errorf("%d connections, want the silent one and a new one", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newSilentConnServer(t)
+			set := settings.Default()
+			set.Kube.RequestTimeout = time.Second
+			set.Kube.ErrorBackoffs = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond}
+			set.Watching.InactivityTimeout = time.Second
+			c, err := New(srv.config(), Options{Logger: slog.New(slog.DiscardHandler), Settings: &set})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			held := make(chan error, 1)
+			go func() { held <- c.raw.Get().AbsPath("/api/v1/namespaces/ns/configmaps").Do(ctx).Error() }()
+			if req := srv.waitFor(t, "the list"); req != "GET /api/v1/namespaces/ns/configmaps" {
+				t.Fatalf("waiting on the silent connection: %s, want the list", req)
+			}
+			tt.trigger(t, ctx, c, srv)
+			select {
+			case <-held:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the list still waits on the silent connection 20s later")
+			}
+			if _, h2 := srv.protos.Load("HTTP/2.0"); !h2 {
+				t.Errorf("the client did not speak HTTP/2; the test shows nothing")
+			}
+		})
 	}
 }
 

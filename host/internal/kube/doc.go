@@ -57,15 +57,16 @@
 // retried after settings.Kube.ErrorBackoffs (Kopf's by default), waiting
 // at least as long as a Retry-After header asks, within the caller's
 // context; each attempt is bounded by settings.Kube.RequestTimeout. One
-// that runs out of it without an answer closes every connection of the
-// client's requests other than watch streams, busy or idle, as the kubelet
-// does after a failed heartbeat (conns.go, stall.go): the requests still
-// waiting on a silent connection fail at once with a lost connection (and
-// are retried as such, on a new one), instead of waiting until
-// HTTP/2's health check gives up on the connection (30 s + 15 s; client-go
-// reads HTTP2_READ_IDLE_TIMEOUT_SECONDS and HTTP2_PING_TIMEOUT_SECONDS).
-// Watch streams keep their connections (a silent one ends after
-// settings.Watching.InactivityTimeout and takes its connection with it).
+// that runs out of it without an answer, or a silent watch stream, closes
+// every connection of the client's requests other than watch streams, busy
+// or idle, as the kubelet does after a failed heartbeat (conns.go,
+// stall.go): the requests still waiting on a silent connection fail at once
+// with a lost connection (and are retried as such, on a new one), instead
+// of waiting until HTTP/2's health check gives up on the connection (30 s +
+// 15 s; client-go reads HTTP2_READ_IDLE_TIMEOUT_SECONDS and
+// HTTP2_PING_TIMEOUT_SECONDS). A timed-out request leaves the watch streams
+// alone: a silent one ends after settings.Watching.InactivityTimeout and
+// takes its own connection with it.
 // Within one attempt, client-go's rest client repeats a request whose 429 or 5xx
 // answer carries Retry-After, as asked, up to 10 times; not a guest's
 // create, which a 5xx may have carried out. Watches and the

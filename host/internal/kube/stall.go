@@ -28,26 +28,26 @@ import (
 // response body closed before its end, or a request cancelled before its
 // answer, takes its HTTP/1.1 connection with it) and the resumed watch dials
 // a new one; over HTTP/2 the new request would be multiplexed onto the same
-// silent connection. Other requests share one HTTP/2 connection, whose idle
-// connections are closed when a stall is noticed, since a silent stream
-// often means a broken path.
+// silent connection. Other requests share one HTTP/2 connection (conns.go).
 //
-// A request that runs out of settings.Kube.RequestTimeout without an answer
-// (retry.go) closes every connection of those other requests, idle or not,
-// as the kubelet does after a failed heartbeat (client-go's connrotation
-// dialer): the requests still waiting on a silent connection fail at once
-// with a lost connection and are retried on a new one. Closing only the idle
-// connections is not enough: while another request waits on the silent
-// HTTP/2 connection, it is not idle, new requests keep joining it, and only
-// HTTP/2's health check would close it (30 s + 15 s). The watches'
-// connections are not closed: each has its own inactivity timeout.
+// A silent watch stream often means a broken path, and a request that runs
+// out of settings.Kube.RequestTimeout without an answer (retry.go) may have
+// waited on a silent connection: either closes every connection of the
+// other requests, busy or idle, as the kubelet does after a failed
+// heartbeat (client-go's connrotation dialer). The requests still waiting
+// on a silent connection fail at once with a lost connection and are
+// retried on a new one. Closing only the idle connections is not enough:
+// while another request waits on the silent HTTP/2 connection, it is not
+// idle, new requests keep joining it, and only HTTP/2's health check would
+// close it (30 s + 15 s). A timed-out request does not close the watches'
+// connections: each has its own inactivity timeout.
 
 // stallTracker records the watches that are stalled now.
 type stallTracker struct {
 	mu      sync.Mutex
 	stalled map[watchScope]time.Time // since when
-	// idle close the idle connections of the client's transports.
-	idle []func()
+	// onStall free the connections that a stall makes suspect.
+	onStall []func()
 }
 
 // watchScope names one watch stream: a resource (GVR string) in a namespace
@@ -65,19 +65,19 @@ func newStallTracker() *stallTracker {
 	return &stallTracker{stalled: map[watchScope]time.Time{}}
 }
 
-// stall marks a watch stalled and closes idle connections.
+// stall marks a watch stalled and calls onStall.
 func (t *stallTracker) stall(s watchScope) {
 	t.mu.Lock()
 	_, was := t.stalled[s]
 	if !was {
 		t.stalled[s] = time.Now()
 	}
-	idle := t.idle
+	onStall := t.onStall
 	t.mu.Unlock()
 	if !was {
 		metrics.WatchStalled(s.resource, s.namespace, true)
 	}
-	for _, f := range idle {
+	for _, f := range onStall {
 		f()
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestStallTracker(t *testing.T) {
 	c := &Client{stalls: newStallTracker()}
 	closed := 0
-	c.stalls.idle = []func(){func() { closed++ }}
+	c.stalls.onStall = []func(){func() { closed++ }}
 	ws := watchScope{resource: "widgets.v1.example.com", namespace: "stall-unit"}
 	gauge := func() float64 {
 		v, _ := metrics.Sample("kopf_wasm_watch_stalled", "resource", ws.resource, "namespace", ws.namespace)
@@ -34,7 +34,7 @@ func TestStallTracker(t *testing.T) {
 		t.Errorf("stalled: gauge %v, total %v; want 1 and 1", gauge(), total())
 	}
 	if closed != 2 {
-		t.Errorf("idle connections closed %d times, want at each stall (2)", closed)
+		t.Errorf("onStall called %d times, want at each stall (2)", closed)
 	}
 	c.stalls.resume(ws)
 	if s := c.Stalled(); len(s) != 0 {
