@@ -42,6 +42,9 @@
 //     object or status) and returns the new object. [Client.PostEvent]
 //     records a core/v1 Event about an object. [Client.Stats] counts the
 //     requests that reached the API server, writes by verb.
+//     [Client.GetSecret], [Client.CreateSecret] and [Client.UpdateSecret]
+//     (at the resourceVersion read) keep the admission engine's shared
+//     webhook certificate (secrets.go).
 //   - Serves guests: [Client.Do] carries out a module's [abi.KubeRequest]
 //     (get, list, create, update, patch, server-side apply, delete) and
 //     answers with an [abi.KubeResponse].
