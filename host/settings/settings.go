@@ -559,7 +559,7 @@ func Default() Settings {
 		Queueing: Queueing{ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)},
 		Watching: Watching{ReconnectBackoff: 100 * time.Millisecond, InactivityTimeout: 70 * time.Second,
 			ScanCRDs: true, ScanDelays: []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second},
-			MaxEventBytes: 16 << 20, MaxEventDepth: 10000},
+			MaxEventBytes: 16 << 20, MaxEventDepth: 10000, WatchList: true},
 		Wasm: Wasm{
 			CallTimeout:    30 * time.Second,
 			MaxMemoryPages: 1024,

@@ -48,6 +48,9 @@ type lister struct {
 func (l *lister) list(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	if l.c.watching.WatchList && opts.Continue == "" && !l.refused.Load() {
 		list, err := l.c.streamList(ctx, l.gvr, l.namespace, opts, l.hooks, l.ws)
+		if err == nil {
+			l.c.log.Debug("listed the objects", "resource", l.desc, "objects", len(list.Items), "streamed", true)
+		}
 		if err == nil || ctx.Err() != nil {
 			return list, err
 		}
