@@ -30,10 +30,14 @@ const (
 	// actionMalformed: the Secret holds no usable certificate; leave it
 	// and say so.
 	actionMalformed
+	// actionFill: the Secret is a placeholder (none of tls.crt, tls.key,
+	// ca.crt, as deploy or Helm creates it so that the host needs no
+	// namespace-wide create); generate one and update the Secret.
+	actionFill
 )
 
 func (a certAction) String() string {
-	return [...]string{"keep", "create", "replace", "malformed"}[a]
+	return [...]string{"keep", "create", "replace", "malformed", "fill"}[a]
 }
 
 // decision is what to do with the stored certificate, and why.
@@ -41,7 +45,7 @@ type decision struct {
 	action certAction
 	// reason says why the certificate is replaced or unusable.
 	reason string
-	// names are those a new certificate covers (create, replace): the
+	// names are those a new certificate covers (create, replace, fill): the
 	// ones needed first, then the stored certificate's, so that replicas
 	// that need different names converge instead of replacing each
 	// other's.
@@ -63,6 +67,9 @@ type stored struct {
 func decide(data map[string][]byte, names []string, now time.Time, renewBefore time.Duration) decision {
 	if data == nil {
 		return decision{action: actionCreate, reason: "there is none", names: names}
+	}
+	if placeholder(data) {
+		return decision{action: actionFill, reason: "it holds no certificate yet", names: names}
 	}
 	st, err := parseStored(data)
 	if err != nil {
@@ -86,6 +93,18 @@ func decide(data map[string][]byte, names []string, now time.Time, renewBefore t
 			reason: "it expires at " + end.UTC().Format(time.RFC3339)}
 	}
 	return decision{action: actionKeep, stored: st}
+}
+
+// placeholder reports whether data has none of tls.crt, tls.key and
+// ca.crt (or only blank ones: a kubernetes.io/tls Secret must have the
+// first two keys).
+func placeholder(data map[string][]byte) bool {
+	for _, k := range []string{CertFile, KeyFile, CAFile} {
+		if len(bytes.TrimSpace(data[k])) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // parseStored reads tls.crt, tls.key and ca.crt; the certificate must
@@ -166,7 +185,13 @@ func sameName(a, b string) bool {
 	return strings.EqualFold(a, b)
 }
 
-// maxPreviousCAs bounds the CAs a replacement keeps trusting.
+// maxPreviousCAs bounds the CAs a replacement keeps trusting. It is fixed,
+// not a setting: a replica follows the Secret every certCheckInterval
+// (minutes), while a replacement comes at most once per certValidity -
+// certRenewBefore (months), or when a replica needs a new name; the CA of
+// the certificate a replica still serves is therefore the previous one,
+// rarely the one before. More would only grow every caBundle, fewer
+// would cut off a replica that has not followed yet.
 const maxPreviousCAs = 2
 
 // renewal generates the certificate d asks for. A replacement's bundle

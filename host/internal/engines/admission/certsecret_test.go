@@ -54,7 +54,9 @@ func TestDecide(t *testing.T) {
 		{"expired", material(t, now.Add(-400*24*time.Hour), need...).secretData(), actionReplace, "it expired at 2026-10-20", need},
 		{"a name not covered", material(t, now, "kopf-wasm.ops.svc", "10.0.0.1").secretData(), actionReplace, "it does not name 127.0.0.1",
 			[]string{"kopf-wasm.ops.svc", "127.0.0.1", "10.0.0.1"}},
-		{"empty", map[string][]byte{}, actionMalformed, "it has no tls.crt", nil},
+		{"empty: a placeholder", map[string][]byte{}, actionFill, "it holds no certificate yet", need},
+		{"a kubernetes.io/tls placeholder", map[string][]byte{CertFile: {}, KeyFile: []byte("\n")}, actionFill, "it holds no certificate yet", need},
+		{"only ca.crt", map[string][]byte{CAFile: fresh.CA}, actionMalformed, "it has no tls.crt", nil},
 		{"no ca.crt", map[string][]byte{CertFile: fresh.Cert, KeyFile: fresh.Key}, actionMalformed, "it has no ca.crt", nil},
 		{"garbage certificate", map[string][]byte{CertFile: []byte("garbage"), KeyFile: fresh.Key, CAFile: fresh.CA}, actionMalformed, "tls.crt and tls.key:", nil},
 		{"another's key", map[string][]byte{CertFile: fresh.Cert, KeyFile: other.Key, CAFile: fresh.CA}, actionMalformed, "tls.crt and tls.key:", nil},
@@ -259,6 +261,18 @@ func TestSharedSync(t *testing.T) {
 		}
 		if !got.leaf.NotAfter.After(now.Add(300*24*time.Hour)) || store.secrets["ops/cert"].Type != "Opaque" || len(got.cas) != 2 {
 			t.Errorf("ends %v, type %q, %d CAs", got.leaf.NotAfter, store.secrets["ops/cert"].Type, len(got.cas))
+		}
+	})
+	t.Run("a placeholder filled, keeping its type", func(t *testing.T) {
+		store := &memStore{}
+		store.put("ops/cert", kube.Secret{Type: "Opaque"}) // as deploy or Helm creates it
+		got, err := newShared(store).sync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := store.secrets["ops/cert"]
+		if store.writes != 2 || sec.Type != "Opaque" || len(got.cas) != 1 || !bytes.Equal(sec.Data[CertFile], got.material.Cert) {
+			t.Errorf("%d writes, type %q, %d CAs", store.writes, sec.Type, len(got.cas))
 		}
 	})
 	t.Run("malformed: left alone, one line saying to delete it", func(t *testing.T) {

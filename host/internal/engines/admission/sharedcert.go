@@ -40,7 +40,11 @@ type sharedCert struct {
 	problem string // the last error logged, so that it is logged once
 }
 
-// attempts bounds the reads and writes of one sync that lose races.
+// attempts bounds the reads and writes of one sync that lose races. It is
+// fixed, not a setting: a lost race means another replica wrote the
+// Secret, and the next read takes the winner's certificate, so a second
+// loss in a row is already rare; a sync that still loses ends with an
+// error, and the next one comes certCheckInterval later anyway.
 const attempts = 3
 
 // sync reads the Secret and returns the certificate to serve: the stored
@@ -78,7 +82,7 @@ func (s *sharedCert) sync(ctx context.Context) (*stored, error) {
 	return nil, fmt.Errorf("admission: the Secret %s/%s changed under each of %d attempts to write it; trying again later", s.namespace, s.name, attempts)
 }
 
-// write creates or replaces the Secret with a new certificate; lost
+// write creates, replaces or fills the Secret with a new certificate; lost
 // reports a race lost to another writer.
 func (s *sharedCert) write(ctx context.Context, d decision, sec *kube.Secret) (_ *stored, lost bool, _ error) {
 	m, err := renewal(d, s.now(), s.validity)
@@ -104,14 +108,15 @@ func (s *sharedCert) write(ctx context.Context, d decision, sec *kube.Secret) (_
 	if err != nil {
 		return nil, false, fmt.Errorf("admission: BUG: a generated certificate does not load: %w", err)
 	}
-	verb := "created"
-	if d.action == actionReplace {
-		verb = "replaced"
-	}
+	verb := map[certAction]string{actionCreate: "created", actionReplace: "replaced", actionFill: "filled"}[d.action]
 	s.log.Info("webhook certificate Secret "+verb, "secret", s.namespace+"/"+s.name, "because", d.reason,
 		"names", d.names, "notAfter", st.leaf.NotAfter.UTC().Format(time.RFC3339))
 	return st, false, nil
 }
+
+// forget drops what is taken as served, so that the next sync's
+// certificate counts as changed (its bundle could not be written).
+func (s *sharedCert) forget() { s.served = nil }
 
 // changed reports whether st differs from what is served, and takes it as
 // served.
@@ -190,10 +195,18 @@ func (e *Engine) adoptShared(ctx context.Context, configure bool) bool {
 	if err != nil || !e.shared.changed(st) {
 		return false
 	}
+	previous := e.certs.Bundle()
 	e.certs.setBundle(st.material.CA)
 	if configure {
 		if err := e.configure(ctx, e.srv.opts.Registry(), nil); err != nil {
-			e.log.Error(err.Error())
+			// The configurations may still trust only the previous CAs:
+			// keep serving the previous certificate, and try again at the
+			// next sync.
+			e.certs.setBundle(previous)
+			e.shared.forget()
+			e.log.Error(err.Error()+"; the new webhook certificate is not served until the caBundle is written",
+				"secret", e.srv.opts.Settings.CertSecret)
+			return false
 		}
 	}
 	cert := st.cert

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,4 +229,73 @@ func leafOf(chain []byte) []byte {
 		return nil
 	}
 	return block.Bytes
+}
+
+// flakyCluster is a secretCluster whose configuration writes fail while
+// failing is set, as the API server's 500s or timeouts after the retries.
+type flakyCluster struct {
+	*secretCluster
+	failing atomic.Bool
+}
+
+func (c *flakyCluster) SetWebhooks(ctx context.Context, mutating bool, name string, webhooks json.RawMessage) error {
+	if c.failing.Load() {
+		return errors.New("the server is currently unable to handle the request")
+	}
+	return c.secretCluster.SetWebhooks(ctx, mutating, name, webhooks)
+}
+
+// A new certificate in the Secret whose caBundle cannot be written is not
+// presented: the configurations still trust only the old CA. Once the
+// write succeeds, a later tick writes the bundle and presents it.
+func TestSharedCertNotServedUntilTrusted(t *testing.T) {
+	const key = "ops/webhook-cert"
+	s := defaults()
+	s.Listen, s.Host, s.Managed, s.CertSecret = "127.0.0.1:0", "127.0.0.1", "auto.kopf-wasm.dev", key
+	s.CertCheckInterval = 50 * time.Millisecond
+	reg := buildRegistry(t, validate("check", abi.Options{}, abi.Filters{}))
+	cluster := &flakyCluster{secretCluster: newSecretCluster()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := newEngine(t, func() *registry.Registry { return reg }, s, cluster)
+	if err := e.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	oldCA, oldCert := cluster.data(key, admission.CAFile), cluster.data(key, admission.CertFile)
+
+	// Another replica's certificate, by a new CA that does not keep the old one.
+	cluster.failing.Store(true)
+	other, err := admission.Generate([]string{"127.0.0.1"}, time.Now(), 365*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := cluster.reads()
+	cluster.replace(key, map[string][]byte{admission.CertFile: other.Cert, admission.KeyFile: other.Key, admission.CAFile: other.CA})
+	eventually(t, 10*time.Second, "the new Secret read a few times", func() error {
+		if n := cluster.reads() - gets; n < 3 {
+			return fmt.Errorf("%d reads", n)
+		}
+		return nil
+	})
+	if leaf, err := served(e, oldCA); err != nil || !bytes.Equal(leafOf(oldCert), leaf.Raw) {
+		t.Fatalf("with the caBundle not written, the old certificate is no longer served: %v", err)
+	}
+	if hooks := cluster.validating(t, s.Managed); len(hooks) != 1 || !bytes.Equal(hooks[0].ClientConfig.CABundle, oldCA) {
+		t.Fatal("the caBundle changed while its writes failed")
+	}
+
+	cluster.failing.Store(false)
+	eventually(t, 10*time.Second, "the new bundle written, then the new certificate served", func() error {
+		if hooks := cluster.validating(t, s.Managed); len(hooks) != 1 || !bytes.Equal(hooks[0].ClientConfig.CABundle, other.CA) {
+			return errors.New("the caBundle is not the new ca.crt")
+		}
+		leaf, err := served(e, other.CA)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(leafOf(other.Cert), leaf.Raw) {
+			return errors.New("the new certificate is not served")
+		}
+		return nil
+	})
 }
