@@ -50,14 +50,33 @@ func (c *Client) CreateSecret(ctx context.Context, namespace, name string, s Sec
 	return secretOf(obj)
 }
 
-// UpdateSecret replaces the type and data of the Secret namespace/name if
-// it is still at s.ResourceVersion; [ErrConflict] means it changed since
-// (read it again), [ErrGone] that it was deleted. It returns the Secret as
-// updated.
+// UpdateSecret sets the data keys of s.Data in the Secret namespace/name
+// if it is still at s.ResourceVersion. It reads the Secret and puts it
+// back with only those keys changed, at s.ResourceVersion: its type, its
+// other data keys, labels, annotations, owners and finalizers (a deploy
+// tool's) stay, and the verbs are get and update, as the rbac command
+// grants on that Secret. [ErrConflict] means it changed since s was read
+// (read it again), [ErrGone] that it was deleted. It returns the Secret
+// as updated.
 func (c *Client) UpdateSecret(ctx context.Context, namespace, name string, s Secret) (*Secret, error) {
-	obj := c.secretObject(namespace, name, s)
-	obj.SetResourceVersion(s.ResourceVersion)
-	err := c.secretCall(ctx, "update", namespace, name, func(ctx context.Context) (err error) {
+	var obj *unstructured.Unstructured
+	err := c.secretCall(ctx, "get", namespace, name, func(ctx context.Context) (err error) {
+		obj, err = c.dyn.Resource(secrets).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, _, _ := unstructured.NestedMap(obj.Object, "data")
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range s.Data {
+		data[k] = base64.StdEncoding.EncodeToString(v)
+	}
+	obj.Object["data"] = data
+	obj.SetResourceVersion(s.ResourceVersion) // the precondition: as the caller read it
+	err = c.secretCall(ctx, "update", namespace, name, func(ctx context.Context) (err error) {
 		obj, err = c.dyn.Resource(secrets).Namespace(namespace).Update(ctx, obj, metav1.UpdateOptions{FieldManager: c.kube.FieldManager})
 		return err
 	})
