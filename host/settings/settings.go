@@ -281,6 +281,13 @@ type Kube struct {
 	// (reads, writes, Events, discovery; a handler's requests are also
 	// bounded by wasm.callTimeout).
 	RequestTimeout time.Duration `json:"requestTimeout"`
+	// ConnProbeTimeout bounds the probe (GET /livez, which checks neither
+	// etcd nor waits in priority and fairness: a live connection answers it
+	// in milliseconds) sent when a request ran out of RequestTimeout
+	// without an answer: the client's connections are closed (and every
+	// request on them cut) only when the probe gets no answer on that
+	// connection either, not when the server was just slow.
+	ConnProbeTimeout time.Duration `json:"connProbeTimeout"`
 	// ErrorBackoffs are the pauses between the attempts of a request that
 	// failed transiently (connection errors, timeouts, 5xx, 429); their
 	// number is the number of retries, so an empty list turns retries off.
@@ -559,7 +566,7 @@ func Default() Settings {
 		Queueing: Queueing{ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)},
 		Watching: Watching{ReconnectBackoff: 100 * time.Millisecond, InactivityTimeout: 70 * time.Second,
 			ScanCRDs: true, ScanDelays: []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second},
-			MaxEventBytes: 16 << 20, MaxEventDepth: 10000, WatchList: true},
+			MaxEventBytes: 16 << 20, MaxEventDepth: 10000},
 		Wasm: Wasm{
 			CallTimeout:    30 * time.Second,
 			MaxMemoryPages: 1024,
@@ -569,7 +576,7 @@ func Default() Settings {
 			CacheMaxBytes:  1 << 30,
 		},
 		Kube: Kube{
-			QPS: -1, Burst: 400, RequestTimeout: 30 * time.Second,
+			QPS: -1, Burst: 400, RequestTimeout: 30 * time.Second, ConnProbeTimeout: 2 * time.Second,
 			ErrorBackoffs:    seconds(1, 1, 2, 3, 5, 8, 13, 21),
 			DiscoveryRefresh: 2 * time.Second,
 			UserAgent:        "kopf-wasm",
