@@ -36,6 +36,13 @@ var (
 	ErrRequest = errors.New("bad request")
 	// ErrExists: a create found an object of that name (409 AlreadyExists).
 	ErrExists = errors.New("already exists")
+	// ErrTooLarge: the write was refused for its size: 413 (the request
+	// body), 422 "Too long" (all annotations past 256 KiB), or a 5xx from
+	// etcd ("request is too large", gRPC ResourceExhausted: the stored
+	// object past --max-request-bytes, 1.5 MiB by default, as a ~2 MiB
+	// status PATCH gets on the real control plane). Not retried: the same
+	// write would be refused again.
+	ErrTooLarge = errors.New("too large")
 
 	// ErrNotServed: no resource of the cluster matches a selector or a
 	// group/version/resource.
@@ -131,6 +138,8 @@ func wrapAPI(info reqInfo, err error) error {
 // to the object as it is now (a failed test operation, a missing path).
 func classify(code int, reason metav1.StatusReason, err error, unapplied bool) error {
 	switch {
+	case tooLarge(code, err.Error()):
+		return ErrTooLarge
 	case code == 0:
 		if transient(err) {
 			return ErrUnavailable
@@ -154,6 +163,24 @@ func classify(code int, reason metav1.StatusReason, err error, unapplied bool) e
 		return ErrRequest
 	}
 	return nil
+}
+
+// tooLarge reports whether the server refused a write for its size. The
+// API server says so only in words: 413; 422 "Too long: must have at most
+// N bytes" (apimachinery's annotation limit; field.TooLong); etcd's
+// "etcdserver: request is too large", or gRPC's "ResourceExhausted ...
+// larger than max", passed on as a 500.
+func tooLarge(code int, msg string) bool {
+	switch {
+	case code == http.StatusRequestEntityTooLarge:
+		return true
+	case code == http.StatusUnprocessableEntity:
+		return strings.Contains(msg, "Too long") || strings.Contains(msg, "must have at most")
+	case code >= 500:
+		return strings.Contains(msg, "request is too large") || strings.Contains(msg, "ResourceExhausted") ||
+			strings.Contains(msg, "larger than max")
+	}
+	return false
 }
 
 // transient reports whether an error without an HTTP status is worth

@@ -41,6 +41,13 @@ func TestWrapAPIClasses(t *testing.T) {
 		{"unavailable", apierrors.NewServiceUnavailable("later"), false, ErrUnavailable, 503},
 		{"server timeout", apierrors.NewServerTimeout(gr, "patch", 1), false, ErrUnavailable, 500},
 		{"gateway timeout", apierrors.NewTimeoutError("slow", 1), false, ErrUnavailable, 504},
+		{"413", &apierrors.StatusError{ErrStatus: metav1.Status{Code: 413, Reason: metav1.StatusReasonRequestEntityTooLarge,
+			Message: "Request entity too large: limit is 3145728"}}, false, ErrTooLarge, 413},
+		{"annotations too long", apierrors.NewInvalid(schema.GroupKind{Kind: "KopfExample"}, "x",
+			field.ErrorList{field.TooLong(field.NewPath("metadata", "annotations"), "", 262144)}), true, ErrTooLarge, 422},
+		{"etcd request too large", apierrors.NewInternalError(errors.New("etcdserver: request is too large")), false, ErrTooLarge, 500},
+		{"etcd grpc limit", apierrors.NewInternalError(errors.New("rpc error: code = ResourceExhausted desc = trying to send message larger than max (2097882 vs. 2097152)")),
+			false, ErrTooLarge, 500},
 		{"method not allowed", apierrors.NewMethodNotSupported(gr, "patch"), false, ErrRequest, 405},
 		{"connection refused", fmt.Errorf("dial tcp: %w", syscall.ECONNREFUSED), false, ErrUnavailable, 0},
 		{"unexpected eof", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), false, ErrUnavailable, 0},
@@ -57,7 +64,7 @@ func TestWrapAPIClasses(t *testing.T) {
 			if apiErr.Code != tt.code {
 				t.Errorf("code = %d, want %d", apiErr.Code, tt.code)
 			}
-			for _, class := range []error{ErrGone, ErrConflict, ErrExists, ErrInvalid, ErrForbidden, ErrUnavailable, ErrRequest} {
+			for _, class := range []error{ErrGone, ErrConflict, ErrExists, ErrInvalid, ErrForbidden, ErrUnavailable, ErrRequest, ErrTooLarge} {
 				if got := errors.Is(err, class); got != (class == tt.class) {
 					t.Errorf("errors.Is(%v, %v) = %v", err, class, got)
 				}

@@ -181,7 +181,7 @@ func (s *Storage) decodeDiffBase(key, value string) (stored, error) {
 // with Options.DiffBaseInStatus, as a JSON string in the status. A
 // diff-base with no room for it there is stored reduced ([fit] decides);
 // the patch then notes it ([Patch.Reduced]) unless body holds that form
-// already.
+// already. After [Patch.DigestOnly] it is stored as its digest.
 func (s *Storage) StoreDiffBase(p *Patch, body map[string]any, essence map[string]any) error {
 	st, err := s.readDiffBase(body)
 	if err != nil {
@@ -197,20 +197,20 @@ func (s *Storage) StoreDiffBase(p *Patch, body map[string]any, essence map[strin
 	if st.form == FormDigest && st.digest == digest(encoded) {
 		return nil
 	}
-	r := &Reduced{InStatus: s.diffBaseInStatus, Size: len(encoded)}
+	r := &Reduced{InStatus: s.diffBaseInStatus, Size: len(encoded), Refused: p.digestOnly}
 	var value string
 	if s.diffBaseInStatus {
 		r.Room, r.Limit = s.statusRoom(body), s.objectBytes
-		value, r.Form = fit(encoded, "", r.Room, quotedLen) // Kopf's status storage: no newline
+		value, r.Form = fit(encoded, "", r.room(), quotedLen) // Kopf's status storage: no newline
 		p.Set(statusDiffBase, value)
 	} else {
+		s.storeMarker(p, body) // first: the room counts the marker too
 		keys := s.Keys(s.diffBaseKey, body)
 		r.Room, r.Limit = s.annotationRoom(p, body, keys), s.annotationLimit()
-		value, r.Form = fit(encoded, "\n", r.Room, func(v string) int { return len(v) })
+		value, r.Form = fit(encoded, "\n", r.room(), func(v string) int { return len(v) })
 		for _, key := range keys {
 			p.Set(annotationPath(key), value)
 		}
-		s.storeMarker(p, body)
 	}
 	r.Stored = len(value)
 	p.reduced = nil

@@ -13,7 +13,10 @@
 //     does not fit, as its SHA-256 digest ([Form]; [fit] decides, the
 //     patch notes it for a Warning Event). A digest tells only "changed or
 //     not": a change is an update whose old essence is null and whose diff
-//     is one change of the whole object from null (docs/diff-base.md);
+//     is one change of the whole object from null (docs/diff-base.md).
+//     After the API server refused a write of the object as too large
+//     (the room misses metadata.managedFields), [Patch.DigestOnly] makes
+//     it the digest whatever the room;
 //   - the finalizer;
 //   - a [Patch] that gathers one processing cycle's changes for the main
 //     endpoint and for /status, so the reactor sends at most one request per

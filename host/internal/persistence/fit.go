@@ -134,6 +134,18 @@ type Reduced struct {
 	// value's, Room the bytes it could take, Limit the bound that left
 	// that room (the annotations' or the object's).
 	Size, Stored, Room, Limit int
+	// Refused: the API server refused the object's last write as too
+	// large, so the digest form was used whatever the room ([Patch.DigestOnly]).
+	Refused bool
+}
+
+// room is what fit may use: none after a refused write, so that only the
+// digest goes.
+func (r *Reduced) room() int {
+	if r.Refused {
+		return 0
+	}
+	return r.Room
 }
 
 // Message says what happened and what to do, for a log line and an Event.
@@ -155,6 +167,13 @@ func (r *Reduced) Message() string {
 		what = fmt.Sprintf("even compressed it does not fit: only its SHA-256 digest is stored (%q): the object "+
 			"counts as handled and a change is still detected, but update handlers get old=null and a diff of "+
 			"the whole object from null", DigestPrefix)
+	}
+	if r.Refused {
+		return fmt.Sprintf("The API server refused the object's last write as too large, though the diff-base (the last "+
+			"handled essence, %s as JSON) seemed to fit in %s (metadata.managedFields, which the host does not keep, "+
+			"count toward etcd's limit too): only its SHA-256 digest is stored now (%q), until the host restarts: "+
+			"update handlers get old=null and a diff of the whole object from null. %s (kopf-wasm's docs/diff-base.md)",
+			kib(r.Size), where, DigestPrefix, fix)
 	}
 	return fmt.Sprintf("The diff-base (the last handled essence, %s as JSON) does not fit in %s: %s. %s "+
 		"(kopf-wasm's docs/diff-base.md)", kib(r.Size), where, what, fix)

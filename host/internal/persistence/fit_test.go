@@ -279,3 +279,64 @@ func TestReducedMessage(t *testing.T) {
 		}
 	}
 }
+
+// After a write the API server refused as too large, the diff-base goes
+// as its digest whatever room the object seems to have (the room misses
+// metadata.managedFields), in the annotation and in the status, the note
+// saying why; stored so, the same essence writes nothing more.
+func TestDigestOnlyAfterRefusedWrite(t *testing.T) {
+	for _, inStatus := range []bool{false, true} {
+		s, err := New(Options{Prefix: "kopf.zalando.org", Finalizer: "a/b", DiffBaseInStatus: inStatus,
+			DiffBaseAnnotationBytes: 128 << 10, DiffBaseObjectBytes: 1280 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := blobBody("small enough for JSON", nil, nil)
+		essence := s.Essence(b, nil)
+		p := NewPatch(true)
+		p.DigestOnly()
+		if err := s.StoreDiffBase(p, b, essence); err != nil {
+			t.Fatal(err)
+		}
+		r := p.Reduced()
+		if r == nil || r.Form != FormDigest || !r.Refused || !strings.Contains(r.Message(), "refused") {
+			t.Fatalf("inStatus=%v: Reduced() = %+v, want a refused digest", inStatus, r)
+		}
+		after := applied(b, p)
+		if st, err := s.readDiffBase(after); err != nil || st.form != FormDigest {
+			t.Fatalf("inStatus=%v: stored %s (%v), want the digest", inStatus, st.form, err)
+		}
+		checkReadBack(t, s, after, essence, FormDigest)
+		again := NewPatch(true)
+		again.DigestOnly()
+		if err := s.StoreDiffBase(again, after, essence); err != nil || !again.Empty() {
+			t.Errorf("inStatus=%v: the same essence again: err=%v empty=%v", inStatus, err, again.Empty())
+		}
+	}
+}
+
+// The marker annotation a first store adds counts toward the room: with
+// other annotations past 128 KiB, a diff-base filling the room exactly
+// leaves all annotations within the API server's 256 KiB.
+func TestAnnotationRoomCountsTheMarker(t *testing.T) {
+	s, err := New(Options{Prefix: "example.com", Finalizer: "a/b", DiffBaseAnnotationBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := map[string]any{"other.kopf.zalando.org/x": strings.Repeat("o", 140<<10)}
+	// The room is about 116 KiB: try the sizes around it.
+	for blob := 116<<10 - 200; blob < 116<<10; blob++ {
+		b := blobBody(strings.Repeat("b", blob), others, nil)
+		p := NewPatch(true)
+		if err := s.StoreDiffBase(p, b, s.Essence(b, nil)); err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for k, v := range objects.GetMap(applied(b, p), objects.Path{"metadata", "annotations"}) {
+			total += len(k) + len(v.(string))
+		}
+		if total > annotationsLimit {
+			t.Fatalf("blob %d: annotations take %d bytes, over the API server's %d", blob, total, annotationsLimit)
+		}
+	}
+}

@@ -28,6 +28,9 @@ type Patch struct {
 	lock               string
 	releases           bool // the main patch lets an object marked for deletion go
 	reduced            *Reduced
+	// digestOnly: the API server refused the object's last write as too
+	// large; the diff-base goes in the digest form ([Patch.DigestOnly]).
+	digestOnly bool
 }
 
 // NewPatch starts an empty patch. statusSubresource says whether the
@@ -155,6 +158,14 @@ func (p *Patch) DropLoneResults(ids []string) bool {
 // (compressed or as a digest) where the object held none or another form
 // before; nil otherwise. Once the patch is applied, the reactor reports it.
 func (p *Patch) Reduced() *Reduced { return p.reduced }
+
+// DigestOnly makes the diff-base this patch stores go in the digest form,
+// whatever room the object seems to have: the API server refused the
+// object's last write as too large (kube.ErrTooLarge), which the measured
+// room can miss (metadata.managedFields, not kept by the host, count
+// toward etcd's limit). Without it the same write would be refused for
+// ever (Kopf #1087).
+func (p *Patch) DigestOnly() { p.digestOnly = true }
 
 // Lock makes the main merge patch conditional on the object's
 // resourceVersion (the API server answers 409 Conflict if it moved on). The

@@ -66,6 +66,9 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	case err != nil && ctx.Err() != nil:
 		return // shutting down
 	case err != nil:
+		if errors.Is(err, kube.ErrTooLarge) {
+			o.mem.with(key, func(m *memory) { m.tooLarge = true })
+		}
 		o.throttle(key, obj, err)
 		return
 	}
@@ -119,6 +122,9 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		return outcome{}, fmt.Errorf("%w; remove the annotation to handle the object as new", err)
 	}
 	mem := o.mem.get(key)
+	if mem.tooLarge {
+		patch.DigestOnly()
+	}
 	cause := registry.DetectCause(registry.CauseInput{
 		Body: body, Finalizer: storage.Finalizer(), Old: old, OldUnknown: unknown, New: fresh,
 		Initial: mem.initial && !mem.handledOnce,

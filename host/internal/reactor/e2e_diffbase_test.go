@@ -47,6 +47,50 @@ func largeInStatus(t *testing.T, c *cluster) {
 	large := largeCase{c: c, logs: logs, ns: ns, where: diffBaseStatus}
 	large.check(t, "huge-status", noise(1<<20), "sha256:")
 	op.stop(t)
+
+	// A room the host measures too large (here a bound past etcd's, as
+	// metadata.managedFields the host does not keep would leave it): the
+	// ~2 MiB status PATCH is refused (etcd, a 500), the next write stores
+	// the digest, and the object is throttled once, not for ever.
+	set := testSettings()
+	set.Persistence.DiffBaseObjectBytes = 16 << 20
+	logs = &logRecorder{}
+	op = run(t, kc, newLoggedOperator(t, kc, ns, set, slog.New(logs), load(t, newRuntime(t), "reactor", "testguests/reactor")))
+	large = largeCase{c: c, logs: logs, ns: ns, where: diffBaseStatus}
+	large.refused(t, "refused-status", noise(1<<20))
+	op.stop(t)
+}
+
+// refused creates name with spec.blob, which the host stores as JSON until
+// the API server refuses the write as too large; then as a digest, with a
+// DiffBaseTooLarge Event saying why, after one throttled cycle.
+func (lc largeCase) refused(t *testing.T, name, blob string) {
+	t.Helper()
+	c, ns := lc.c, lc.ns
+	createExample(t, c, ns, name, map[string]any{"field": "a", "blob": blob})
+	e2etest.Eventually(t, 120*time.Second, name+": the diff-base stored", func() error {
+		value, _, _ := unstructured.NestedString(get(t, c, ns, name).Object, lc.where...)
+		if !strings.HasPrefix(value, "sha256:") {
+			return fmt.Errorf("the diff-base at %s is %.40q, want the digest", strings.Join(lc.where, "."), value)
+		}
+		return nil
+	})
+	lc.event(t, name, "refused the object's last write as too large")
+	if got := lc.logs.about(name, "due to an unexpected error"); len(got) != 1 || !strings.Contains(got[0], "too large") {
+		t.Errorf("%s: want one throttling for the refused write, got %q", name, got)
+	} else {
+		t.Logf("the refused write: %.300s", got[0])
+	}
+	if got := lc.logs.about(name, "does not fit"); len(got) != 0 {
+		t.Errorf("%s: %q, want only the refused write's warning", name, got)
+	}
+	deleteExample(t, c, ns, name)
+	e2etest.Eventually(t, 120*time.Second, name+" deleted", func() error {
+		if get(t, c, ns, name) != nil {
+			return fmt.Errorf("%s/%s still exists", ns, name)
+		}
+		return nil
+	})
 }
 
 // largeCase checks objects whose diff-base is too large for where it goes.

@@ -44,6 +44,11 @@ type memory struct {
 	// essence is the essence of the last state seen, encoded, for objects
 	// with timers or daemons (idle clocks).
 	essence string
+	// tooLarge: the API server refused a write of the object as too large
+	// (kube.ErrTooLarge); its diff-base is stored as a digest from then on
+	// (persistence.Patch.DigestOnly), so that the write is not refused for
+	// ever.
+	tooLarge bool
 }
 
 // memories holds the memory of every object the operator has seen.
