@@ -114,6 +114,7 @@ func TestValidate(t *testing.T) {
 		{func(s *Settings) { s.Wasm.GuestGOGC = 0 }, "wasm.guestGOGC: must be -1 (unset) or at least 1"},
 		{func(s *Settings) { s.Kube.QPS, s.Kube.Burst = 10, 0 }, "kube.burst: must be at least 1 when kube.qps is above 0"},
 		{func(s *Settings) { s.Kube.RequestTimeout = 0 }, "kube.requestTimeout: must be above 0"},
+		{func(s *Settings) { s.Kube.ConnProbeTimeout = 0 }, "kube.connProbeTimeout: must be above 0"},
 		{func(s *Settings) { s.Kube.ErrorBackoffs = []time.Duration{-1} }, "kube.errorBackoffs[0]: "},
 		{func(s *Settings) { s.Kube.DiscoveryRefresh = -1 }, "kube.discoveryRefresh: "},
 		{func(s *Settings) { s.Kube.UserAgent = "" }, "kube.userAgent: must not be empty"},

@@ -140,6 +140,7 @@ func (s Settings) Validate() error {
 		v.atLeast("kube.burst", k.Burst, 0)
 	}
 	v.positive("kube.requestTimeout", k.RequestTimeout)
+	v.positive("kube.connProbeTimeout", k.ConnProbeTimeout)
 	v.notNegativeList("kube.errorBackoffs", k.ErrorBackoffs)
 	v.notNegative("kube.discoveryRefresh", k.DiscoveryRefresh)
 	if k.UserAgent == "" {

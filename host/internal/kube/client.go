@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -80,7 +81,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	c.disc = newDiscoveryCache(c.raw, c.kube.RequestTimeout, c.kube.DiscoveryRefresh)
 	c.nsInf = &nsTracker{c: c}
 	c.retry = retrier{backoffs: c.kube.ErrorBackoffs, timeout: c.kube.RequestTimeout, onRetry: c.logRetry,
-		onTimeout: func(start time.Time) { c.conns.timedOut(start) }}
+		track: c.conns.attempt}
 	if c.instance == "" {
 		c.instance, _ = os.Hostname()
 	}
@@ -94,11 +95,15 @@ func (c *Client) connect(cfg *rest.Config) error {
 	watchDial := cfg.Dial
 	cfg = c.restConfig(cfg)
 	c.conns = newConnPool(cfg.Dial, c.kube.RequestTimeout, c.log)
-	cfg.Dial = c.conns.dialer.DialContext
+	cfg.Dial = c.conns.dial
 	hc, err := rest.HTTPClientFor(cfg) // one connection pool for both clients
 	if err != nil {
 		return err
 	}
+	if c.conns.probe, err = healthProbe(cfg, hc); err != nil {
+		return err
+	}
+	c.conns.probeTimeout = c.kube.ConnProbeTimeout
 	if c.dyn, err = dynamic.NewForConfigAndClient(cfg, hc); err != nil {
 		return err
 	}
@@ -117,6 +122,31 @@ func (c *Client) connect(cfg *rest.Config) error {
 	}
 	c.cfg, c.hc = cfg, hc
 	return nil
+}
+
+// healthProbe asks the API server's /livez on hc, past the client's rate
+// limiter, and reports whether it answered, with any HTTP status (the
+// "probes" flow schema exempts /livez from priority and fairness, and it
+// does not wait for etcd as /healthz does).
+func healthProbe(cfg *rest.Config, hc *http.Client) (func(ctx context.Context) bool, error) {
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	url := base.JoinPath("livez").String()
+	return func(ctx context.Context) bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		_ = resp.Body.Close()
+		return true
+	}, nil
 }
 
 // restConfig copies cfg with the client's limiter, user agent and request

@@ -2,9 +2,13 @@ package kube
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/connrotation"
@@ -13,15 +17,22 @@ import (
 // connPool is the set of connections that the client's requests other than
 // watch streams ride on (one HTTP/2 connection, as a rule): its dialer
 // tracks them, so that they can be closed all at once, busy or idle, when a
-// request ran out of its time without an answer or a watch went silent
-// (stall.go).
+// request ran out of its time without an answer on a connection that a
+// probe finds silent too, or when a watch went silent (stall.go).
 type connPool struct {
 	dialer  *connrotation.Dialer
 	timeout time.Duration // of an attempt, for the log
 	log     *slog.Logger
 	now     func() time.Time
+	// probe sends a short request on the pool (probeTimeout bounds it)
+	// and reports whether it got an answer, any HTTP status; nil: no
+	// probe, a timeout closes the connections.
+	probe        func(ctx context.Context) bool
+	probeTimeout time.Duration
 
+	probing sync.Mutex // one probe at a time: attempts that time out together probe once
 	mu      sync.Mutex
+	gen     uint64    // the connections' generation: how often they were closed
 	dropped time.Time // when the connections were last closed
 }
 
@@ -42,24 +53,156 @@ func newConnPool(dial func(ctx context.Context, network, address string) (net.Co
 	return &connPool{dialer: connrotation.NewDialer(dial), timeout: timeout, log: log, now: time.Now}
 }
 
-// timedOut closes every connection of the pool after an attempt that began
-// at start ran out of its time without an answer (retry.go): the requests
-// waiting on them fail at once with a lost connection, and their retries
-// dial new ones. It reports whether it closed them (see drop).
-func (p *connPool) timedOut(start time.Time) bool {
-	return p.drop(start, "a request unanswered within its timeout", "timeout", p.timeout)
+// pooledConn is a connection of the pool with the generation it was dialed
+// in.
+type pooledConn struct {
+	net.Conn
+	gen uint64
+}
+
+// dial opens a connection of the pool (the transport's dialer).
+func (p *connPool) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	conn, err := p.dialer.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &pooledConn{Conn: conn, gen: p.gen}, nil
+}
+
+// connUse is the connection one attempt of a request went out on, as
+// [connPool.track] saw it.
+type connUse struct {
+	start uint64                     // the generation when the attempt began
+	conn  atomic.Pointer[pooledConn] // the last connection it got; nil: none yet
+}
+
+// attempt follows one attempt of a request (retry.go): it returns the
+// attempt's context and what to call when the attempt ran out of its time
+// without an answer.
+func (p *connPool) attempt(ctx context.Context) (context.Context, func()) {
+	ctx, use := p.track(ctx)
+	return ctx, func() { p.timedOut(use) }
+}
+
+// timeoutReporter is a transport whose requests that run out of their time
+// without an answer are reported to the pool, for requests made outside
+// the retrier (the leader election's, lease.go).
+type timeoutReporter struct {
+	rt   http.RoundTripper
+	pool *connPool
+}
+
+// RoundTrip sends req on the pool's transport.
+func (t timeoutReporter) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, onTimeout := t.pool.attempt(req.Context())
+	resp, err := t.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil && timedOut(err) {
+		onTimeout()
+	}
+	return resp, err
+}
+
+// track returns ctx with a trace that records the connection the attempt
+// made with it goes out on.
+func (p *connPool) track(ctx context.Context) (context.Context, *connUse) {
+	p.mu.Lock()
+	use := &connUse{start: p.gen}
+	p.mu.Unlock()
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if pc := pooledOf(info.Conn); pc != nil {
+			use.conn.Store(pc)
+		}
+	}}), use
+}
+
+// pooledOf unwraps the connection that a transport handed a request.
+func pooledOf(conn net.Conn) *pooledConn {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	pc, _ := conn.(*pooledConn)
+	return pc
+}
+
+// generation is the generation of the connection an attempt used, or the
+// one when it began if it got none.
+func (u *connUse) generation() uint64 {
+	if pc := u.conn.Load(); pc != nil {
+		return pc.gen
+	}
+	return u.start
+}
+
+// timedOut decides, after an attempt ran out of its time without an answer
+// (retry.go, lease.go), whether its connection went silent, and then
+// closes every connection of the pool: the requests waiting on them fail
+// at once with a lost connection, and their retries dial new ones. The
+// connections are left alone when they were closed since the attempt's
+// connection was dialed (whatever went silent then is gone), or when a
+// probe on the pool gets an answer on that connection (the server was
+// slow, the connection is alive). It reports whether it closed them.
+func (p *connPool) timedOut(use *connUse) bool {
+	p.probing.Lock()
+	defer p.probing.Unlock()
+	gen := use.generation()
+	if p.closedSince(gen) || p.answers(use.conn.Load()) {
+		return false
+	}
+	return p.dropGen(gen, "a request unanswered within its timeout", "timeout", p.timeout)
+}
+
+func (p *connPool) closedSince(gen uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return gen != p.gen
+}
+
+// answers probes the pool and reports whether the probe got an answer on
+// conn (nil: on any connection). An answer on another connection (the
+// transport dials one when conn has no stream left) says nothing of conn.
+func (p *connPool) answers(conn *pooledConn) bool {
+	if p.probe == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.probeTimeout)
+	defer cancel()
+	ctx, use := p.track(ctx)
+	if !p.probe(ctx) {
+		return false
+	}
+	if got := use.conn.Load(); conn != nil && got != conn {
+		return false
+	}
+	p.log.Info("a request ran out of its timeout, but its connection to the API server answers: kept", "timeout", p.timeout)
+	return true
 }
 
 // drop closes every connection of the pool, for the reason given, unless
 // they were closed since the time given already: whatever went silent then
-// is gone, and what times out together (several requests, several watches)
-// closes the connections once. It reports whether it closed them.
+// is gone, and what goes silent together (several watches) closes the
+// connections once. It reports whether it closed them.
 func (p *connPool) drop(since time.Time, reason string, attrs ...any) bool {
 	p.mu.Lock()
 	if since.Before(p.dropped) {
 		p.mu.Unlock()
 		return false
 	}
+	gen := p.gen
+	p.mu.Unlock()
+	return p.dropGen(gen, reason, attrs...)
+}
+
+// dropGen closes every connection of the pool unless they were closed
+// since generation gen.
+func (p *connPool) dropGen(gen uint64, reason string, attrs ...any) bool {
+	p.mu.Lock()
+	if gen != p.gen {
+		p.mu.Unlock()
+		return false
+	}
+	p.gen++
 	p.dropped = p.now()
 	p.mu.Unlock()
 	p.log.Warn("closing the connections to the API server, so that requests go out on new ones: "+reason, attrs...)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,28 +50,23 @@ func TestTimedOut(t *testing.T) {
 	}
 }
 
-// TestConnPoolClosesOncePerTimeout: a timed-out attempt closes every
-// connection of the pool, busy or idle; attempts that began before that
-// close them no more (their connections are gone already); one that began
-// after closes the new ones.
-func TestConnPoolClosesOncePerTimeout(t *testing.T) {
+// poolOfPipes is a pool whose connections are pipes; peers are their
+// server ends.
+func poolOfPipes(t *testing.T) (p *connPool, dial func() *pooledConn, closed func() int) {
 	var peers []net.Conn
-	dial := func(context.Context, string, string) (net.Conn, error) {
+	p = newConnPool(func(context.Context, string, string) (net.Conn, error) {
 		client, server := net.Pipe()
 		peers = append(peers, server)
 		return client, nil
-	}
-	p := newConnPool(dial, time.Second, slog.New(slog.DiscardHandler))
-	clock := time.Unix(1000, 0)
-	p.now = func() time.Time { return clock }
-	dialN := func(n int) {
-		for range n {
-			if _, err := p.dialer.DialContext(t.Context(), "tcp", "api:443"); err != nil {
-				t.Fatal(err)
-			}
+	}, time.Second, slog.New(slog.DiscardHandler))
+	dial = func() *pooledConn {
+		conn, err := p.dial(t.Context(), "tcp", "api:443")
+		if err != nil {
+			t.Fatal(err)
 		}
+		return conn.(*pooledConn)
 	}
-	closed := func() int {
+	closed = func() int {
 		n := 0
 		for _, peer := range peers {
 			_ = peer.SetReadDeadline(time.Now().Add(time.Millisecond))
@@ -80,19 +76,85 @@ func TestConnPoolClosesOncePerTimeout(t *testing.T) {
 		}
 		return n
 	}
+	return p, dial, closed
+}
 
-	dialN(2)
-	first := clock.Add(-time.Second) // began before anything was closed
-	if !p.timedOut(first) || closed() != 2 {
+// usedOn is an attempt that went out on conn.
+func usedOn(p *connPool, conn *pooledConn) *connUse {
+	_, use := p.track(context.Background())
+	use.conn.Store(conn)
+	return use
+}
+
+// TestConnPoolClosesOncePerTimeout: a timed-out attempt closes every
+// connection of the pool, busy or idle; attempts on connections dialed
+// before that close them no more (their connections are gone already);
+// one on a connection dialed after closes the new ones, even when the
+// attempt began before the close (a silent watch closed them, the attempt
+// dialed again on the still-broken path: review finding 8; judged by the
+// attempt's start, it closed nothing).
+func TestConnPoolClosesOncePerTimeout(t *testing.T) {
+	p, dial, closed := poolOfPipes(t)
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
+
+	first, second := dial(), dial()
+	if !p.timedOut(usedOn(p, first)) || closed() != 2 {
 		t.Fatalf("after the first timeout %d of 2 connections closed, want both", closed())
 	}
-	dialN(1)
-	if p.timedOut(first.Add(500*time.Millisecond)) || closed() != 2 {
-		t.Errorf("an attempt that began before the close closed again (%d of 3 closed), want nothing", closed())
+	third := dial()
+	if p.timedOut(usedOn(p, second)) || closed() != 2 {
+		t.Errorf("an attempt on a connection closed already closed again (%d of 3 closed), want nothing", closed())
 	}
-	clock = clock.Add(2 * time.Second)
-	if !p.timedOut(clock.Add(-time.Second)) || closed() != 3 {
-		t.Errorf("an attempt that began after the close: %d of 3 closed, want 3", closed())
+	if !p.timedOut(usedOn(p, third)) || closed() != 3 {
+		t.Errorf("an attempt on a connection dialed after the close: %d of 3 closed, want 3", closed())
+	}
+
+	_, early := p.track(context.Background()) // begins, then a watch goes silent
+	clock = clock.Add(time.Minute)
+	if !p.drop(clock.Add(-time.Second), "a silent watch") {
+		t.Fatal("the silent watch closed nothing")
+	}
+	early.conn.Store(dial()) // dialed on the still-broken path
+	if !p.timedOut(early) || closed() != 4 {
+		t.Errorf("an attempt that began before the watch's close, on a connection dialed after: %d of 4 closed, want 4", closed())
+	}
+}
+
+// TestConnPoolProbes: a timed-out attempt closes the connections only when
+// a probe gets no answer on its connection: not when the server was only
+// slow to answer that request (review finding 3: every request in flight
+// was cut).
+func TestConnPoolProbes(t *testing.T) {
+	tests := []struct {
+		name   string
+		probe  func(ctx context.Context, attempt, other net.Conn) bool
+		closes bool
+	}{
+		{"answered on the attempt's connection", func(ctx context.Context, attempt, _ net.Conn) bool {
+			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: attempt})
+			return true
+		}, false},
+		{"no answer", func(ctx context.Context, attempt, _ net.Conn) bool {
+			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: attempt})
+			<-ctx.Done()
+			return false
+		}, true},
+		{"answered on another connection", func(ctx context.Context, _, other net.Conn) bool {
+			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: other})
+			return true
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, dial, closed := poolOfPipes(t)
+			attempt, other := dial(), dial()
+			p.probeTimeout = 10 * time.Millisecond
+			p.probe = func(ctx context.Context) bool { return tt.probe(ctx, attempt, other) }
+			if got := p.timedOut(usedOn(p, attempt)); got != tt.closes || (closed() == 2) != tt.closes {
+				t.Errorf("closed: %v (%d of 2 connections), want %v", got, closed(), tt.closes)
+			}
+		})
 	}
 }
 
@@ -179,6 +241,27 @@ func TestSilenceFreesBusyConnection(t *testing.T) {
 				t.Fatalf("patch: %v (%+v), want it to land on a new connection", err, out)
 			}
 		}},
+		{"a timed-out shard lease", func(t *testing.T, ctx context.Context, c *Client, srv *silentConnServer) {
+			_, err := c.PutLease(ctx, Lease{Namespace: "ns", Name: "shard-0", Holder: "me", DurationSeconds: 15})
+			if req := srv.waitFor(t, "the lease"); req != "POST /apis/coordination.k8s.io/v1/namespaces/ns/leases" {
+				t.Errorf("waiting on the silent connection: %s, want the lease's create", req)
+			}
+			if !errors.Is(err, ErrUnavailable) {
+				t.Errorf("PutLease: %v, want ErrUnavailable (one attempt)", err)
+			}
+		}},
+		{"a timed-out leader election request", func(t *testing.T, ctx context.Context, c *Client, srv *silentConnServer) {
+			hc := &http.Client{Transport: timeoutReporter{rt: c.hc.Transport, pool: c.conns}}
+			ctx, cancel := context.WithTimeout(ctx, time.Second) // the renew deadline
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", nil)
+			if _, err := hc.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("the renewal: %v, want its deadline", err)
+			}
+			if req := srv.waitFor(t, "the renewal"); req != "GET /apis/coordination.k8s.io/v1/namespaces/ns/leases/l" {
+				t.Errorf("waiting on the silent connection: %s, want the renewal", req)
+			}
+		}},
 		{"a silent watch", func(t *testing.T, ctx context.Context, c *Client, _ *silentConnServer) {
 			w, err := c.listWatch(kexGVR, "ns", "test").WatchFuncWithContext(ctx, metav1.ListOptions{})
 			collect(t, w, err) // ends after the inactivity timeout
@@ -189,6 +272,7 @@ func TestSilenceFreesBusyConnection(t *testing.T) {
 			srv := newSilentConnServer(t)
 			set := settings.Default()
 			set.Kube.RequestTimeout = time.Second
+			set.Kube.ConnProbeTimeout = 500 * time.Millisecond
 			set.Kube.ErrorBackoffs = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond}
 			set.Watching.InactivityTimeout = time.Second
 			c, err := New(srv.config(), Options{Logger: slog.New(slog.DiscardHandler), Settings: &set})

@@ -56,14 +56,22 @@
 // nothing to worry about), [ErrConflict] (409, or a JSON patch that does
 // not apply), [ErrExists] (409 AlreadyExists), [ErrInvalid] (400, 422),
 // [ErrForbidden] (401, 403), [ErrUnavailable] (429, 5xx, timeouts, lost
-// connections) or [ErrRequest] (any other 4xx). Test them with errors.Is. Transient failures ([ErrUnavailable]) are
+// connections), [ErrTooLarge] (a write refused for its size: 413, 422
+// "Too long", etcd's "request is too large"; not retried) or [ErrRequest]
+// (any other 4xx). Test them with errors.Is. Transient failures ([ErrUnavailable]) are
 // retried after settings.Kube.ErrorBackoffs (Kopf's by default), waiting
 // at least as long as a Retry-After header asks, within the caller's
 // context; each attempt is bounded by settings.Kube.RequestTimeout. One
-// that runs out of it without an answer, or a silent watch stream, closes
-// every connection of the client's requests other than watch streams, busy
-// or idle, as the kubelet does after a failed heartbeat (conns.go,
-// stall.go): the requests still waiting on a silent connection fail at once
+// that runs out of it without an answer (also a shard Lease's single
+// attempt, or a leader election request past its renew deadline) sends a
+// probe, GET /livez bounded by settings.Kube.ConnProbeTimeout; when that
+// gets no answer on the attempt's connection, or a watch stream goes
+// silent, the client closes every connection of its requests other than
+// watch streams, busy or idle, as the kubelet does after a failed
+// heartbeat (conns.go, stall.go): once per generation of connections, so
+// that attempts timing out together close them once, and one on a
+// connection dialed after the last close closes again. A server only slow
+// to answer keeps them. The requests still waiting on a silent connection fail at once
 // with a lost connection (and are retried as such, on a new one), instead
 // of waiting until HTTP/2's health check gives up on the connection (30 s +
 // 15 s; client-go reads HTTP2_READ_IDLE_TIMEOUT_SECONDS and

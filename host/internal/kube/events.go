@@ -52,7 +52,7 @@ func (c *Client) PostEvent(ctx context.Context, about ObjectRef, ev abi.EventReq
 	defer cancel()
 	info := reqInfo{verb: "create", resource: gvrString(eventsGVR), namespace: ns}
 	short := retrier{backoffs: c.retry.backoffs[:min(2, len(c.retry.backoffs))], timeout: c.kube.RequestTimeout,
-		onTimeout: c.retry.onTimeout}
+		track: c.retry.track}
 	err := short.do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
 		_, err := c.dyn.Resource(eventsGVR).Namespace(ns).Create(ctx, body, metav1.CreateOptions{})
 		return err

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,9 +28,13 @@ type Election struct {
 // Elect campaigns for the Lease until ctx ends or, having led, the Lease
 // is lost; it releases the Lease when ctx ends while leading. Its requests
 // go through the client's connection pool, rate limiter and request
-// counter. The caller campaigns again after a loss.
+// counter; one that runs out of its time (the renew deadline) without an
+// answer is reported as a retried request's attempt is (conns.go), so that
+// a silent connection is closed before the next renewal. The caller
+// campaigns again after a loss.
 func (c *Client) Elect(ctx context.Context, e Election) error {
-	cs, err := kubernetes.NewForConfigAndClient(c.cfg, c.hc)
+	hc := &http.Client{Transport: timeoutReporter{rt: c.hc.Transport, pool: c.conns}, Timeout: c.hc.Timeout}
+	cs, err := kubernetes.NewForConfigAndClient(c.cfg, hc)
 	if err != nil {
 		return fmt.Errorf("kube: %w: %v", ErrConfig, err)
 	}

@@ -13,10 +13,11 @@ type retrier struct {
 	backoffs []time.Duration
 	timeout  time.Duration // per attempt
 	onRetry  func(err error, wait time.Duration, attempt int)
-	// onTimeout, if set, is called with an attempt's start when the
-	// attempt ran out of its timeout without an answer (timedOut): its
-	// connection may have gone silent (stall.go).
-	onTimeout func(start time.Time)
+	// track, if set, follows the connection of each attempt: it returns
+	// the attempt's context and what to call when the attempt ran out of
+	// its timeout without an answer (timedOut): its connection may have
+	// gone silent (conns.go).
+	track func(ctx context.Context) (context.Context, func())
 	// retryable picks the errors worth another attempt; nil means those
 	// of class [ErrUnavailable].
 	retryable func(error) bool
@@ -29,10 +30,13 @@ type retrier struct {
 // that is longer.
 func (r retrier) do(ctx context.Context, wrap func(error) error, fn func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
-		start := time.Now()
-		err := wrap(r.once(ctx, fn))
-		if r.onTimeout != nil && ctx.Err() == nil && timedOut(err) {
-			r.onTimeout(start)
+		actx, onTimeout := ctx, func() {}
+		if r.track != nil {
+			actx, onTimeout = r.track(ctx)
+		}
+		err := wrap(r.once(actx, fn))
+		if ctx.Err() == nil && timedOut(err) {
+			onTimeout()
 		}
 		if err == nil || !r.worthRetrying(err) || attempt >= len(r.backoffs) || ctx.Err() != nil {
 			return err
@@ -48,6 +52,13 @@ func (r retrier) do(ctx context.Context, wrap func(error) error, fn func(context
 			return err
 		}
 	}
+}
+
+// single is r with one attempt: no retries, the attempt's timeout and
+// its report kept.
+func (r retrier) single() retrier {
+	r.backoffs = nil
+	return r
 }
 
 func (r retrier) worthRetrying(err error) bool {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestRetryReportsTimeout: an attempt that runs out of its own timeout (a
-// silent connection) calls onTimeout before the retry, so that the retry
+// silent connection) calls its tracker's timeout before the retry, so that the retry
 // dials a new connection; other failures do not, nor does the end of the
 // caller's context.
 func TestRetryReportsTimeout(t *testing.T) {
@@ -35,13 +35,15 @@ func TestRetryReportsTimeout(t *testing.T) {
 				timeout = time.Minute
 			}
 			timeouts := 0
-			r := retrier{backoffs: []time.Duration{0}, timeout: timeout, onTimeout: func(time.Time) { timeouts++ }}
+			r := retrier{backoffs: []time.Duration{0}, timeout: timeout, track: func(ctx context.Context) (context.Context, func()) {
+				return ctx, func() { timeouts++ }
+			}}
 			err := r.do(ctx, func(err error) error { return wrapAPI(reqInfo{verb: "patch"}, err) }, tt.attempt)
 			if !errors.Is(err, ErrUnavailable) {
 				t.Errorf("err = %v, want ErrUnavailable", err)
 			}
 			if timeouts != tt.timeouts {
-				t.Errorf("onTimeout called %d times, want %d", timeouts, tt.timeouts)
+				t.Errorf("timeout reported %d times, want %d", timeouts, tt.timeouts)
 			}
 		})
 	}

@@ -30,15 +30,17 @@ type Lease struct {
 }
 
 // ListLeases lists the Leases of a namespace that match a label selector,
-// in one request, without retries (membership polls again soon).
+// in one request, without retries (membership polls again soon); one that
+// runs out of its time without an answer is reported as a retried one is
+// (conns.go).
 func (c *Client) ListLeases(ctx context.Context, namespace, selector string) ([]Lease, error) {
 	info := reqInfo{verb: "list", resource: gvrString(leasesGVR), namespace: namespace}
 	var list *unstructured.UnstructuredList
-	err := wrapAPI(info, c.retry.once(ctx, func(ctx context.Context) error {
+	err := c.retry.single().do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
 		var err error
 		list, err = c.dyn.Resource(leasesGVR).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		return err
-	}))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
@@ -60,7 +62,7 @@ func (c *Client) PutLease(ctx context.Context, l Lease) (Lease, error) {
 	info := reqInfo{verb: verb, resource: gvrString(leasesGVR), namespace: l.Namespace, name: l.Name}
 	body := leaseBody(l)
 	var got *unstructured.Unstructured
-	err := wrapAPI(info, c.retry.once(ctx, func(ctx context.Context) error {
+	err := c.retry.single().do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
 		var err error
 		ri := c.dyn.Resource(leasesGVR).Namespace(l.Namespace)
 		if verb == "create" {
@@ -69,7 +71,7 @@ func (c *Client) PutLease(ctx context.Context, l Lease) (Lease, error) {
 			got, err = ri.Update(ctx, body, metav1.UpdateOptions{FieldManager: c.kube.FieldManager})
 		}
 		return err
-	}))
+	})
 	if err != nil {
 		return Lease{}, fmt.Errorf("kube: %w", err)
 	}
@@ -85,9 +87,9 @@ func (c *Client) DeleteLease(ctx context.Context, namespace, name, resourceVersi
 	if resourceVersion != "" {
 		opts.Preconditions = &metav1.Preconditions{ResourceVersion: &resourceVersion}
 	}
-	err := wrapAPI(info, c.retry.once(ctx, func(ctx context.Context) error {
+	err := c.retry.single().do(ctx, func(err error) error { return wrapAPI(info, err) }, func(ctx context.Context) error {
 		return c.dyn.Resource(leasesGVR).Namespace(namespace).Delete(ctx, name, opts)
-	}))
+	})
 	if err != nil && !errors.Is(err, ErrGone) {
 		return fmt.Errorf("kube: %w", err)
 	}
