@@ -24,15 +24,21 @@ type Secret struct {
 
 // GetSecret reads the Secret namespace/name; [ErrGone] means there is none.
 func (c *Client) GetSecret(ctx context.Context, namespace, name string) (*Secret, error) {
+	obj, err := c.getSecretObject(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return secretOf(obj)
+}
+
+// getSecretObject reads the Secret namespace/name as the API server has it.
+func (c *Client) getSecretObject(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
 	err := c.secretCall(ctx, "get", namespace, name, func(ctx context.Context) (err error) {
 		obj, err = c.dyn.Resource(secrets).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return secretOf(obj)
+	return obj, err
 }
 
 // CreateSecret creates the Secret namespace/name, labelled as managed by
@@ -59,11 +65,7 @@ func (c *Client) CreateSecret(ctx context.Context, namespace, name string, s Sec
 // (read it again), [ErrGone] that it was deleted. It returns the Secret
 // as updated.
 func (c *Client) UpdateSecret(ctx context.Context, namespace, name string, s Secret) (*Secret, error) {
-	var obj *unstructured.Unstructured
-	err := c.secretCall(ctx, "get", namespace, name, func(ctx context.Context) (err error) {
-		obj, err = c.dyn.Resource(secrets).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-		return err
-	})
+	obj, err := c.getSecretObject(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}
