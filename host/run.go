@@ -66,6 +66,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return classify(ErrKubeconfig, err)
 	}
+	defer kc.Close() // last: after everything that uses the client stopped
 	if err := kc.Ping(ctx); err != nil {
 		return classify(ErrUnreachable, err)
 	}

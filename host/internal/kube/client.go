@@ -43,6 +43,7 @@ type Client struct {
 	// watchRaw carries the watch streams, one HTTP/1.1 connection each
 	// (stall.go).
 	watchRaw rest.Interface
+	watchRT  http.RoundTripper // watchRaw's transport, whose idle connections Close closes
 	stalls   *stallTracker
 	conns    *connPool // the connections of requests other than watch streams
 	skips    skipLog   // watch events skipped for their size or depth (watchskip.go)
@@ -114,7 +115,7 @@ func (c *Client) connect(cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	c.watchRaw, c.stalls = wc, newStallTracker()
+	c.watchRaw, c.watchRT, c.stalls = wc, whc.Transport, newStallTracker()
 	silence := c.watching.InactivityTimeout
 	c.stalls.onStall = []func(){
 		func() { c.conns.drop(time.Now().Add(-silence), "a silent watch", "inactivity", silence) },
@@ -122,6 +123,16 @@ func (c *Client) connect(cfg *rest.Config) error {
 	}
 	c.cfg, c.hc = cfg, hc
 	return nil
+}
+
+// Close closes the client's connections: every pooled one, busy or idle,
+// and the watch streams' idle ones. The client has a transport of its own
+// (its dialer closes connections after a timeout), so nobody else would:
+// call it when every request and watch of the client has ended (the host
+// does when it stops).
+func (c *Client) Close() {
+	c.conns.dialer.CloseAll()
+	utilnet.CloseIdleConnectionsFor(c.watchRT)
 }
 
 // healthProbe asks the API server's /livez on hc, past the client's rate
