@@ -119,7 +119,7 @@ func (o *Operator) startScanning(ctx context.Context) {
 		return
 	}
 	kick := make(chan struct{}, 1)
-	_, err := o.kube.WatchCRDs(ctx, func() {
+	crdw, err := o.kube.WatchCRDs(ctx, func() {
 		select {
 		case kick <- struct{}{}:
 		default: // a rescan is due anyway
@@ -138,7 +138,14 @@ func (o *Operator) startScanning(ctx context.Context) {
 	go func() {
 		defer o.wg.Done()
 		// A CRD may have appeared between the start's discovery and the
-		// watch: one rescan now.
+		// watch's initial listing, which reports no change for it: once
+		// the listing is in, one rescan now and the delayed ones.
+		if crdw.WaitForSync(ctx) == nil {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		}
 		o.rescan(ctx)
 		o.scanLoop(ctx, kick)
 	}()
