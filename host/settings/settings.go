@@ -216,11 +216,11 @@ type Watching struct {
 	// WatchList streams the initial listing of a watched resource: one
 	// watch request that sends every existing object as an event and then
 	// a bookmark (the API server's WatchList, KEP 3157, on by default from
-	// Kubernetes 1.34), decoded one object at a time, instead of one LIST
-	// response decoded whole; the host is synced when the bookmark
-	// arrives, as it is when the listing is. A server that refuses it, or
-	// a stream that ends before the bookmark, is listed the usual way.
-	// false: always list.
+	// Kubernetes 1.34), instead of one LIST response, which the API server
+	// builds whole (both are decoded one object at a time); the host is
+	// synced when the bookmark arrives, as it is when the listing is. A
+	// server that refuses it, or a stream that ends before the bookmark, is
+	// listed the usual way. false (the default for now): always list.
 	WatchList bool `json:"watchList"`
 }
 
