@@ -220,7 +220,7 @@ type Watching struct {
 	// builds whole (both are decoded one object at a time); the host is
 	// synced when the bookmark arrives, as it is when the listing is. A
 	// server that refuses it, or a stream that ends before the bookmark, is
-	// listed the usual way. false (the default for now): always list.
+	// listed the usual way (a refusal is remembered). false: always list.
 	WatchList bool `json:"watchList"`
 }
 
@@ -566,7 +566,7 @@ func Default() Settings {
 		Queueing: Queueing{ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)},
 		Watching: Watching{ReconnectBackoff: 100 * time.Millisecond, InactivityTimeout: 70 * time.Second,
 			ScanCRDs: true, ScanDelays: []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second},
-			MaxEventBytes: 16 << 20, MaxEventDepth: 10000},
+			MaxEventBytes: 16 << 20, MaxEventDepth: 10000, WatchList: true},
 		Wasm: Wasm{
 			CallTimeout:    30 * time.Second,
 			MaxMemoryPages: 1024,
