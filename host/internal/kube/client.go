@@ -118,7 +118,7 @@ func (c *Client) connect(cfg *rest.Config) error {
 	c.watchRaw, c.watchRT, c.stalls = wc, whc.Transport, newStallTracker()
 	silence := c.watching.InactivityTimeout
 	c.stalls.onStall = []func(){
-		func() { c.conns.drop(time.Now().Add(-silence), "a silent watch", "inactivity", silence) },
+		func() { c.conns.silentWatch(silence) },
 		func() { utilnet.CloseIdleConnectionsFor(whc.Transport) },
 	}
 	c.cfg, c.hc = cfg, hc

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -88,20 +89,46 @@ func (p *connPool) attempt(ctx context.Context) (context.Context, func()) {
 
 // timeoutReporter is a transport whose requests that run out of their time
 // without an answer are reported to the pool, for requests made outside
-// the retrier (the leader election's, lease.go).
+// the retrier (the leader election's, lease.go). A request without a
+// deadline of its own gets timeout (when set), until its body is closed:
+// client-go's elector bounds its renewals by the renew deadline but not its
+// attempts to acquire.
 type timeoutReporter struct {
-	rt   http.RoundTripper
-	pool *connPool
+	rt      http.RoundTripper
+	pool    *connPool
+	timeout time.Duration
 }
 
 // RoundTrip sends req on the pool's transport.
 func (t timeoutReporter) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx, onTimeout := t.pool.attempt(req.Context())
-	resp, err := t.rt.RoundTrip(req.WithContext(ctx))
-	if err != nil && timedOut(err) {
-		onTimeout()
+	ctx, cancel := req.Context(), context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok && t.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.timeout)
 	}
-	return resp, err
+	ctx, onTimeout := t.pool.attempt(ctx)
+	resp, err := t.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		if timedOut(err) {
+			onTimeout()
+		}
+		cancel()
+		return resp, err
+	}
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+// Close closes the body and ends the request's context.
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // track returns ctx with a trace that records the connection the attempt
@@ -147,10 +174,32 @@ func (p *connPool) timedOut(use *connUse) bool {
 	p.probing.Lock()
 	defer p.probing.Unlock()
 	gen := use.generation()
-	if p.closedSince(gen) || p.answers(use.conn.Load()) {
+	if p.closedSince(gen) || p.answers(use.conn.Load(), "a request ran out of its timeout", "timeout", p.timeout) {
 		return false
 	}
 	return p.dropGen(gen, "a request unanswered within its timeout", "timeout", p.timeout)
+}
+
+// silentWatch decides, after a watch stream went silent for silence (a
+// stall, stall.go), whether the pool's connections went silent too, and
+// then closes them, unless they were closed since the silence began or a
+// probe gets an answer on one of them. A silent stream alone says little:
+// the API server sends a bookmark only when the resource's cache has a
+// newer resource version than the watch saw, so a watch of a resource
+// nothing changes can wait minutes for one (right after a streamed
+// listing, whose resource version is the newest, always). It reports
+// whether it closed them.
+func (p *connPool) silentWatch(silence time.Duration) bool {
+	p.probing.Lock()
+	defer p.probing.Unlock()
+	p.mu.Lock()
+	since, gen := p.now().Add(-silence), p.gen
+	closed := since.Before(p.dropped)
+	p.mu.Unlock()
+	if closed || p.answers(nil, "a watch stream was silent", "inactivity", silence) {
+		return false
+	}
+	return p.dropGen(gen, "a silent watch", "inactivity", silence)
 }
 
 func (p *connPool) closedSince(gen uint64) bool {
@@ -162,7 +211,8 @@ func (p *connPool) closedSince(gen uint64) bool {
 // answers probes the pool and reports whether the probe got an answer on
 // conn (nil: on any connection). An answer on another connection (the
 // transport dials one when conn has no stream left) says nothing of conn.
-func (p *connPool) answers(conn *pooledConn) bool {
+// what and attrs say why it probed, in the log line of an answer.
+func (p *connPool) answers(conn *pooledConn, what string, attrs ...any) bool {
 	if p.probe == nil {
 		return false
 	}
@@ -175,23 +225,8 @@ func (p *connPool) answers(conn *pooledConn) bool {
 	if got := use.conn.Load(); conn != nil && got != conn {
 		return false
 	}
-	p.log.Info("a request ran out of its timeout, but its connection to the API server answers: kept", "timeout", p.timeout)
+	p.log.Info(what+", but the connections to the API server answer: kept", attrs...)
 	return true
-}
-
-// drop closes every connection of the pool, for the reason given, unless
-// they were closed since the time given already: whatever went silent then
-// is gone, and what goes silent together (several watches) closes the
-// connections once. It reports whether it closed them.
-func (p *connPool) drop(since time.Time, reason string, attrs ...any) bool {
-	p.mu.Lock()
-	if since.Before(p.dropped) {
-		p.mu.Unlock()
-		return false
-	}
-	gen := p.gen
-	p.mu.Unlock()
-	return p.dropGen(gen, reason, attrs...)
 }
 
 // dropGen closes every connection of the pool unless they were closed
