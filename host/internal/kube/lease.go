@@ -28,12 +28,13 @@ type Election struct {
 // Elect campaigns for the Lease until ctx ends or, having led, the Lease
 // is lost; it releases the Lease when ctx ends while leading. Its requests
 // go through the client's connection pool, rate limiter and request
-// counter; one that runs out of its time (the renew deadline) without an
-// answer is reported as a retried request's attempt is (conns.go), so that
+// counter, each bounded by the renew deadline (or the request timeout, if
+// shorter); one that runs out of its time without an answer is reported as a retried request's attempt is (conns.go), so that
 // a silent connection is closed before the next renewal. The caller
 // campaigns again after a loss.
 func (c *Client) Elect(ctx context.Context, e Election) error {
-	hc := &http.Client{Transport: timeoutReporter{rt: c.hc.Transport, pool: c.conns}, Timeout: c.hc.Timeout}
+	hc := &http.Client{Transport: timeoutReporter{rt: c.hc.Transport, pool: c.conns, timeout: min(e.RenewDeadline, c.kube.RequestTimeout)},
+		Timeout: c.hc.Timeout}
 	cs, err := kubernetes.NewForConfigAndClient(c.cfg, hc)
 	if err != nil {
 		return fmt.Errorf("kube: %w: %v", ErrConfig, err)
