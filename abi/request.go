@@ -86,6 +86,11 @@ type Request struct {
 	// handler registered in earlier calls for the current cause, of every
 	// depth (see [SubhandlerState]).
 	Subhandlers []SubhandlerState `json:"subhandlers,omitempty"`
+	// LogLevel is the lowest level of [HostLog] records the host writes
+	// (empty: every level): a guest may drop records below it instead of
+	// building and sending them. Records it sends anyway are filtered by
+	// the host as before.
+	LogLevel LogLevel `json:"logLevel,omitempty"`
 }
 
 // ResourceRef is a resolved resource.

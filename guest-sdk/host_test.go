@@ -1,8 +1,10 @@
 package kopf
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,5 +96,56 @@ func TestHostCalls(t *testing.T) {
 	silent := &Context{req: &abi.Request{}, host: &recorder{}}
 	if !silent.Stopped() || !silent.SleepUntilStopped(time.Second) {
 		t.Error("a host without replies does not stop a daemon")
+	}
+}
+
+// TestLoggerLevel: the request's logLevel (the host's level) drops the
+// records below it in the guest, before any host call; an absent or
+// unknown level sends every record, as before, for the host to filter.
+func TestLoggerLevel(t *testing.T) {
+	old := registered
+	defer func() { registered = old }()
+	registered = &registry{module: abi.ModuleInfo{Name: "levels"}}
+	OnCreate("", "v1", "pods", func(c *Context) (any, error) {
+		l := c.Logger()
+		l.Debug("d")
+		l.Info("i")
+		l.Warn("w")
+		l.Error("e")
+		return nil, nil
+	}, ID("logs"))
+	tests := []struct {
+		level string
+		want  []string
+	}{
+		{"", []string{"debug", "info", "warning", "error"}},
+		{"debug", []string{"debug", "info", "warning", "error"}},
+		{"info", []string{"info", "warning", "error"}},
+		{"warning", []string{"warning", "error"}},
+		{"error", []string{"error"}},
+		{"trace", []string{"debug", "info", "warning", "error"}}, // a newer host's level: the host filters
+	}
+	for _, tt := range tests {
+		t.Run(tt.level, func(t *testing.T) {
+			in := `{"handler":"logs","kind":"create","retry":0,"started":"2026-11-24T00:00:00Z"`
+			if tt.level != "" {
+				in += `,"logLevel":"` + tt.level + `"`
+			}
+			host := &recorder{}
+			if _, err := registered.handleJSON([]byte(in+`}`), host); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range host.calls {
+				var rec abi.LogRecord
+				if err := json.Unmarshal(c.request, &rec); err != nil || c.fn != abi.HostLog {
+					t.Fatalf("call %s %s: %v", c.fn, c.request, err)
+				}
+				got = append(got, string(rec.Level))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("records sent: %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
@@ -12,24 +13,47 @@ import (
 )
 
 // Logger is the handler's logger. Records go to the host's log through the
-// log host function; the host adds the module, handler and object.
+// log host function; the host adds the module, handler and object. Records
+// below the host's level (the request's logLevel) are dropped before they
+// are built: Enabled is false for them.
 func (c *Context) Logger() *slog.Logger {
 	if c.logger == nil {
-		c.logger = slog.New(&logHandler{host: c.host})
+		var level abi.LogLevel
+		if c.req != nil {
+			level = c.req.LogLevel
+		}
+		c.logger = slog.New(&logHandler{host: c.host, min: minLevel(level)})
 	}
 	return c.logger
 }
 
 // logHandler is a slog.Handler that writes abi.LogRecords to the host. It
-// enables every level: the host filters.
+// enables the levels from min up; the host filters what it gets too.
 type logHandler struct {
 	host   hostcall.Host
+	min    slog.Level
 	attrs  []slog.Attr
 	groups []string
 }
 
-// Enabled is true for every level: the host filters.
-func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
+// Enabled reports whether the host writes records of level.
+func (h *logHandler) Enabled(_ context.Context, level slog.Level) bool { return level >= h.min }
+
+// minLevel is the lowest slog level of the records that the host writes
+// at its level l, the reverse of logLevel: every level for "" (the host
+// writes debug records), and for a level this SDK does not know, which the
+// host then filters.
+func minLevel(l abi.LogLevel) slog.Level {
+	switch l {
+	case abi.LogInfo:
+		return slog.LevelInfo
+	case abi.LogWarn:
+		return slog.LevelWarn
+	case abi.LogError:
+		return slog.LevelError
+	}
+	return math.MinInt
+}
 
 // Handle sends one record to the host.
 func (h *logHandler) Handle(_ context.Context, r slog.Record) error {

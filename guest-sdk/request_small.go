@@ -61,6 +61,8 @@ func decodeSmall(req *abi.Request, key string, val []byte) error {
 		return json.Unmarshal(val, &req.Conversion)
 	case "subhandlers":
 		return json.Unmarshal(val, &req.Subhandlers)
+	case "loglevel":
+		return decodeString(val, (*string)(&req.LogLevel))
 	}
 	return nil // a newer host's field: ignored, as encoding/json does
 }

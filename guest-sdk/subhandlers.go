@@ -161,7 +161,7 @@ func (c *Context) runSub(s *subhandler) (finished bool) {
 	child := &Context{req: &req, handler: s.h, host: c.host, module: c.module, root: c.rootContext(), subtree: t}
 	// The host names the called handler in its log records; the field
 	// names the sub-handler.
-	child.logger = slog.New(&logHandler{host: c.host}).With("subhandler", s.id)
+	child.logger = slog.New(&logHandler{host: c.host, min: minLevel(req.LogLevel)}).With("subhandler", s.id)
 	defer child.release()
 	if s.problem == "" && !child.matches() {
 		return true // filtered out: not run, not waited for

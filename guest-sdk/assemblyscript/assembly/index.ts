@@ -408,6 +408,15 @@ export const DEBUG = "debug";
 export const INFO = "info";
 export const WARNING = "warning";
 export const ERROR = "error";
+
+// levelRank orders the log levels; "" and a level this SDK does not know
+// rank lowest, so that the host filters what such a host asks for.
+function levelRank(level: string): i32 {
+  if (level == INFO) return 1;
+  if (level == WARNING) return 2;
+  if (level == ERROR) return 3;
+  return 0;
+}
 /** Event types. */
 export const EVENT_NORMAL = "Normal";
 export const EVENT_WARNING = "Warning";
@@ -542,8 +551,11 @@ export class Context {
     return m.toJSON() == this.memoWas ? null : m;
   }
 
-  /** Writes a record to the host's log (the host adds module, handler, object). */
+  /** Writes a record to the host's log (the host adds module, handler,
+   * object). A record below the host's level (the request's logLevel) is
+   * dropped here, unsent. */
   log(level: string, message: string, fields: Value = NULL): void {
+    if (levelRank(level) < levelRank(this.req.strAt("logLevel"))) return;
     const w = new W().str("level", level).str("message", message);
     if (fields.isObject && fields.length > 0) w.value("fields", fields);
     hostCall("log", w.done());

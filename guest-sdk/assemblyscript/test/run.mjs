@@ -148,6 +148,17 @@ test("kopfexample: handlers", () => {
   }
 });
 
+test("kopfexample: the host's log level", () => {
+  const o = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "kopf-example-1", namespace: "default", uid: "u1" }, spec: { field: "a" } };
+  for (const [level, logs] of [["", 1], ["debug", 1], ["info", 1], ["warning", 0], ["error", 0], ["trace", 1]]) {
+    const h = new FakeHost(kex);
+    const req = h.request("create_fn", o);
+    if (level) req.logLevel = level;
+    assert.deepEqual(h.call(req).response, { outcome: { status: "success" }, result: { message: "hello world" } }, level);
+    assert.equal(h.logs().length, logs, `logLevel ${JSON.stringify(level)}: records sent`);
+  }
+});
+
 // examples/assemblyscript/children: the same assertions as the Rust
 // example's cargo tests.
 const children = build(join(root, "examples", "assemblyscript", "children", "assembly", "index.ts"), "children");

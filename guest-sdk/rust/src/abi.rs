@@ -189,6 +189,8 @@ pub(crate) struct Request<'a> {
     pub deadline: String,
     pub runtime: f64,
     pub activity: String,
+    /// The host's lowest log level ("" for every level).
+    pub log_level: String,
     raw: [Option<std::ops::Range<usize>>; LAZY],
     resource: Once<Option<ResourceRef>>,
     body: Once<Value>,
@@ -236,6 +238,7 @@ impl<'a> Request<'a> {
                 "started" => return r.started = raw_str(raw),
                 "deadline" => return r.deadline = raw_str(raw),
                 "activity" => return r.activity = raw_str(raw),
+                "logLevel" => return r.log_level = raw_str(raw),
                 "retry" => return r.retry = Value::parse_bytes(raw).ok().and_then(|v| v.as_i64()).unwrap_or(0),
                 "runtime" => return r.runtime = Value::parse_bytes(raw).ok().and_then(|v| v.as_f64()).unwrap_or(0.0),
                 "resource" => RESOURCE,

@@ -24,6 +24,19 @@ pub enum Level {
 }
 
 impl Level {
+    /// Whether the host writes records of this level at its level `host`
+    /// (a request's `logLevel`): every level for "" and for a level this
+    /// SDK does not know, which the host then filters.
+    fn at_least(self, host: &str) -> bool {
+        let min = match host {
+            "info" => Level::Info,
+            "warning" => Level::Warning,
+            "error" => Level::Error,
+            _ => Level::Debug,
+        };
+        self as u8 >= min as u8
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             Level::Debug => "debug",
@@ -215,7 +228,12 @@ impl<'h> Context<'h> {
 
     /// Writes a record to the host's log; the host adds the module, the
     /// handler and the object. `fields` is an object (`obj!{...}`) or `()`.
+    /// A record below the host's level (the request's `logLevel`) is
+    /// dropped here, unsent.
     pub fn log(&self, level: Level, message: &str, fields: impl Into<Value>) {
+        if !level.at_least(&self.req.log_level) {
+            return;
+        }
         let fields = fields.into();
         let mut out = String::with_capacity(64 + message.len());
         let mut w = ObjWriter::new(&mut out);

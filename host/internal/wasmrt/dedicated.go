@@ -34,7 +34,7 @@ func (m *Module) HandleDedicated(ctx context.Context, req *abi.Request, host Hos
 
 // handleFor is handle with its own timeout (zero: none).
 func (m *Module) handleFor(ctx context.Context, inst *instance, req *abi.Request, host Host, timeout time.Duration) (*abi.Response, *CallError) {
-	input, err := encodeRequest(inst, req)
+	input, err := encodeRequest(inst, req, m.rt.guestLogLevel(ctx))
 	if err != nil {
 		return nil, &CallError{Module: m.manifest.Module.Name, Handler: req.Handler, Kind: KindInternal, Err: err}
 	}
@@ -49,8 +49,14 @@ func (m *Module) handleFor(ctx context.Context, inst *instance, req *abi.Request
 	return resp, nil
 }
 
-// encodeRequest encodes req into inst's reusable input buffer.
-func encodeRequest(inst *instance, req *abi.Request) ([]byte, error) {
+// encodeRequest encodes req into inst's reusable input buffer, with
+// logLevel as its LogLevel when it has none.
+func encodeRequest(inst *instance, req *abi.Request, logLevel abi.LogLevel) ([]byte, error) {
+	if req.LogLevel == "" && logLevel != "" {
+		leveled := *req
+		leveled.LogLevel = logLevel
+		req = &leveled
+	}
 	inst.input.Reset()
 	out, err := appendRequest(inst.input.AvailableBuffer(), req)
 	if err != nil {

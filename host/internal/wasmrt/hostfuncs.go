@@ -157,6 +157,22 @@ func hostIsStopped(ctx context.Context, c *call, _ []byte) any {
 	return c.host.IsStopped(ctx)
 }
 
+// guestLogLevel is the lowest level of the guests' log records that the
+// runtime's logger writes, as the ABI names it (abi.Request.LogLevel), or
+// "" when it writes debug records: the guest SDKs then drop the records
+// below it instead of building and sending them.
+func (r *Runtime) guestLogLevel(ctx context.Context) abi.LogLevel {
+	for _, l := range []abi.LogLevel{abi.LogDebug, abi.LogInfo, abi.LogWarn} {
+		if r.opts.Logger.Enabled(ctx, slogLevel(l)) {
+			if l == abi.LogDebug {
+				return ""
+			}
+			return l
+		}
+	}
+	return abi.LogError
+}
+
 func slogLevel(l abi.LogLevel) slog.Level {
 	switch l {
 	case abi.LogDebug:

@@ -123,6 +123,7 @@ func appendRequest(b []byte, req *abi.Request) ([]byte, error) {
 	if len(req.Subhandlers) > 0 {
 		value("subhandlers", req.Subhandlers)
 	}
+	str("logLevel", string(req.LogLevel), true)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,9 @@ package wasmrt
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -55,6 +58,7 @@ func TestAppendRequestMatchesEncodingJSON(t *testing.T) {
 		{"subhandlers", &abi.Request{Handler: "p", Kind: abi.KindCreate, Activity: "", Subhandlers: []abi.SubhandlerState{
 			{ID: "p/a", Retry: 2, Started: started, Runtime: 1.5, Sleeping: true}, {ID: "p/b<", Finished: true}}}},
 		{"negative retry and tiny runtime", &abi.Request{Handler: "h", Kind: abi.KindCreate, Retry: -2, Runtime: 1e-9}},
+		{"log level", &abi.Request{Handler: "h", Kind: abi.KindCreate, Activity: abi.KindStartup, LogLevel: abi.LogWarn}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,4 +99,40 @@ func FuzzAppendRequest(f *testing.F) {
 			t.Errorf("appendRequest:\n%s\nencoding/json:\n%s", got, want)
 		}
 	})
+}
+
+// TestGuestLogLevel: the request carries the lowest level the runtime's
+// logger writes, unless the caller set one; nothing at debug, where every
+// record is written.
+func TestGuestLogLevel(t *testing.T) {
+	tests := []struct {
+		logger slog.Level
+		set    abi.LogLevel
+		want   string
+	}{
+		{slog.LevelDebug, "", ``},
+		{slog.LevelDebug - 4, "", ``},
+		{slog.LevelInfo, "", `,"logLevel":"info"}`},
+		{slog.LevelWarn, "", `,"logLevel":"warning"}`},
+		{slog.LevelWarn + 2, "", `,"logLevel":"error"}`},
+		{slog.LevelError, "", `,"logLevel":"error"}`},
+		{slog.LevelError + 4, "", `,"logLevel":"error"}`},
+		{slog.LevelWarn, abi.LogInfo, `,"logLevel":"info"}`},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%v/%q", tt.logger, tt.set), func(t *testing.T) {
+			r := &Runtime{opts: Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: tt.logger}))}}
+			req := &abi.Request{Handler: "h", Kind: abi.KindCreate, LogLevel: tt.set}
+			got, err := encodeRequest(&instance{}, req, r.guestLogLevel(t.Context()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" && bytes.Contains(got, []byte("logLevel")) || tt.want != "" && !bytes.HasSuffix(got, []byte(tt.want)) {
+				t.Errorf("request %s, want it to end with %q", got, tt.want)
+			}
+			if req.LogLevel != tt.set {
+				t.Errorf("the caller's request changed: logLevel %q", req.LogLevel)
+			}
+		})
+	}
 }
