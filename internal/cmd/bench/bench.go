@@ -50,12 +50,14 @@ type benchOptions struct {
 	LogLevel         string
 	// Scenarios are "workload" (the phases, the default) or any of
 	// "coldstart" and "steady" (coldstart.go, steady.go); Rate and
-	// Duration shape the steady one, and ColdKeepManagedFields adds a
-	// kopf-wasm cold start with managedFields kept.
+	// Duration shape the steady one, ColdKeepManagedFields adds a
+	// kopf-wasm cold start with managedFields kept and ColdList one with
+	// the initial listing a LIST (watching.watchList off).
 	Scenarios             []string
 	Rate                  float64
 	Duration              time.Duration
 	ColdKeepManagedFields bool
+	ColdList              bool
 }
 
 // contenders by name, in the default order.
@@ -136,6 +138,8 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.DurationVar(&o.Duration, "duration", 5*time.Minute, "how long the steady scenario sends changes")
 	fs.BoolVar(&o.ColdKeepManagedFields, "cold-keep-managed-fields", true,
 		"in the coldstart scenario, start kopf-wasm once with managedFields kept in its cache before the default start")
+	fs.BoolVar(&o.ColdList, "cold-list", true,
+		"in the coldstart scenario, start kopf-wasm once with its initial listing a LIST (watching.watchList off) before the default start")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -18,9 +18,11 @@ import (
 //     delivered) and until it has looked at every object (N processing
 //     cycles), its API writes meanwhile (nothing changed: 0 expected), its
 //     CPU and its peak RSS, which the initial listing sets. For kopf-wasm
-//     it is done twice, with metadata.managedFields kept in the cache
-//     first (-keep-managed-fields) and then stripped (the default), on the
-//     same objects: what stripping saves.
+//     it is done up to three times on the same objects, the default last:
+//     with metadata.managedFields kept in the cache (-keep-managed-fields:
+//     what dropping them saves), with the listing one LIST instead of a
+//     stream (-watch-list=false: what streaming saves), and as it runs by
+//     default.
 //   - steady: on the operator now running, -rate changes per second (a
 //     patch of spec.field of one object after another) for -duration, and
 //     the time from sending each patch to the moment the driver's watch
@@ -99,11 +101,7 @@ func (d *driver) scale(ctx context.Context, contender string, progress func(stri
 	}
 	res.Create, res.ReadyPeakRSSMB = r.res.Phases[0], r.res.ReadyPeakRSSMB
 	if slices.Contains(d.o.Scenarios, "coldstart") {
-		variants := []string{""}
-		if contender == "kopf-wasm" && d.o.ColdKeepManagedFields {
-			variants = []string{"managedFields kept", ""}
-		}
-		for _, v := range variants {
+		for _, v := range d.coldVariants(contender) {
 			c, err := r.coldStart(ctx, v)
 			if err != nil {
 				return res, err
@@ -121,14 +119,30 @@ func (d *driver) scale(ctx context.Context, contender string, progress func(stri
 	return res, nil
 }
 
-// coldStart stops the pass's operator and starts it again (with
-// -keep-managed-fields when variant says so) on the handled objects.
-func (r *passRun) coldStart(ctx context.Context, variant string) (coldResult, error) {
-	d := r.d
-	c := coldResult{Variant: variant}
-	if c.Variant == "" {
-		c.Variant = "default"
+// coldVariant is one way of starting an operator for a cold start: its
+// name in the report and the flags it adds.
+type coldVariant struct {
+	name string
+	args []string
+}
+
+// coldVariants are the cold starts of contender, the default last.
+func (d *driver) coldVariants(contender string) []coldVariant {
+	var vs []coldVariant
+	if contender == "kopf-wasm" && d.o.ColdKeepManagedFields {
+		vs = append(vs, coldVariant{"managedFields kept", []string{"-keep-managed-fields"}})
 	}
+	if contender == "kopf-wasm" && d.o.ColdList {
+		vs = append(vs, coldVariant{"LIST (watchList off)", []string{"-watch-list=false"}})
+	}
+	return append(vs, coldVariant{name: "default"})
+}
+
+// coldStart stops the pass's operator and starts it again with variant's
+// flags on the handled objects.
+func (r *passRun) coldStart(ctx context.Context, variant coldVariant) (coldResult, error) {
+	d := r.d
+	c := coldResult{Variant: variant.name}
 	if _, err := r.child.stop(30 * time.Second); err != nil {
 		r.child = nil
 		return c, err
@@ -138,9 +152,7 @@ func (r *passRun) coldStart(ctx context.Context, variant string) (coldResult, er
 	if err != nil {
 		return c, err
 	}
-	if variant != "" {
-		argv = append(argv, "-keep-managed-fields")
-	}
+	argv = append(argv, variant.args...)
 	auditFrom, err := fileSize(d.auditLog)
 	if err != nil {
 		return c, err

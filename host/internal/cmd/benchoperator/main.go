@@ -63,6 +63,7 @@ type options struct {
 	// cold-start benchmark).
 	reportProgress    bool
 	keepManagedFields bool
+	watchList         bool
 	cacheDir          string
 }
 
@@ -83,6 +84,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.reportProgress, "report-progress", false,
 		`print "synced" on stdout once ready, then "cycles N" (processing cycles so far) whenever N changed`)
 	fs.BoolVar(&o.keepManagedFields, "keep-managed-fields", false, "keep metadata.managedFields in the watch cache (settings.Kube.KeepManagedFields)")
+	fs.BoolVar(&o.watchList, "watch-list", settings.Default().Watching.WatchList, "stream the initial listings (settings.Watching.WatchList; false: LIST)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep compiled modules in this folder across starts (settings.Wasm.CacheDir; default: compile in memory)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	set.Kube.UserAgent = o.userAgent
 	set.Kube.KeepManagedFields = o.keepManagedFields
+	set.Watching.WatchList = o.watchList
 	set.Wasm.CacheDir = o.cacheDir
 	kc, err := kube.New(cfg, kube.Options{Settings: &set, Logger: log})
 	if err != nil {
