@@ -116,11 +116,7 @@ func (c *Client) connect(cfg *rest.Config) error {
 		return err
 	}
 	c.watchRaw, c.watchRT, c.stalls = wc, whc.Transport, newStallTracker()
-	silence := c.watching.InactivityTimeout
-	c.stalls.onStall = []func(){
-		func() { c.conns.silentWatch(silence) },
-		func() { utilnet.CloseIdleConnectionsFor(whc.Transport) },
-	}
+	c.stalls.onStall = []func(){func() { utilnet.CloseIdleConnectionsFor(whc.Transport) }}
 	c.cfg, c.hc = cfg, hc
 	return nil
 }

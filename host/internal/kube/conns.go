@@ -180,26 +180,30 @@ func (p *connPool) timedOut(use *connUse) bool {
 	return p.dropGen(gen, "a request unanswered within its timeout", "timeout", p.timeout)
 }
 
-// silentWatch decides, after a watch stream went silent for silence (a
-// stall, stall.go), whether the pool's connections went silent too, and
-// then closes them, unless they were closed since the silence began or a
-// probe gets an answer on one of them. A silent stream alone says little:
-// the API server sends a bookmark only when the resource's cache has a
-// newer resource version than the watch saw, so a watch of a resource
-// nothing changes can wait minutes for one (right after a streamed
-// listing, whose resource version is the newest, always). It reports
-// whether it closed them.
-func (p *connPool) silentWatch(silence time.Duration) bool {
+// silentWatch decides, after a watch stream went silent for silence or a
+// watch request went unanswered as long (stall.go), whether the API server
+// answers: a probe on the pool. Without an answer it closes the pool's
+// connections, unless they were closed since the silence began. A silent
+// stream alone says little: the API server sends a bookmark only when the
+// resource's cache has a newer resource version than the watch saw, so a
+// watch of a resource nothing changes can wait minutes for one (right
+// after a streamed listing, whose resource version is the newest, always).
+// It reports whether the probe was answered (the connections are kept).
+func (p *connPool) silentWatch(silence time.Duration) (answered bool) {
 	p.probing.Lock()
 	defer p.probing.Unlock()
 	p.mu.Lock()
 	since, gen := p.now().Add(-silence), p.gen
 	closed := since.Before(p.dropped)
 	p.mu.Unlock()
-	if closed || p.answers(nil, "a watch stream was silent", "inactivity", silence) {
+	if closed {
 		return false
 	}
-	return p.dropGen(gen, "a silent watch", "inactivity", silence)
+	if p.answers(nil, "a watch stream was silent", "inactivity", silence) {
+		return true
+	}
+	p.dropGen(gen, "a silent watch", "inactivity", silence)
+	return false
 }
 
 func (p *connPool) closedSince(gen uint64) bool {

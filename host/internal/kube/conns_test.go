@@ -112,8 +112,8 @@ func TestConnPoolClosesOncePerTimeout(t *testing.T) {
 
 	_, early := p.track(context.Background()) // begins, then a watch goes silent
 	clock = clock.Add(time.Minute)
-	if !p.silentWatch(time.Second) { // no probe: no answer
-		t.Fatal("the silent watch closed nothing")
+	if p.silentWatch(time.Second) || closed() != 3 { // no probe: no answer
+		t.Fatalf("the silent watch: %d of 3 connections closed, want every one", closed())
 	}
 	early.conn.Store(dial()) // dialed on the still-broken path
 	if !p.timedOut(early) || closed() != 4 {
@@ -186,8 +186,8 @@ func TestConnPoolSilentWatch(t *testing.T) {
 			busy := dial()
 			p.probeTimeout = 10 * time.Millisecond
 			p.probe = func(ctx context.Context) bool { return tt.probe(ctx, busy) }
-			if got := p.silentWatch(time.Minute); got != tt.closes || (closed() == 1) != tt.closes {
-				t.Errorf("closed: %v (%d of 1 connection), want %v", got, closed(), tt.closes)
+			if answered := p.silentWatch(time.Minute); answered == tt.closes || (closed() == 1) != tt.closes {
+				t.Errorf("answered: %v, %d of 1 connection closed; want closed: %v", answered, closed(), tt.closes)
 			}
 		})
 	}

@@ -79,6 +79,11 @@ func (c *Client) listWatch(gvr schema.GroupVersionResource, namespace, desc stri
 	hooks := streamHooks{
 		inactivity: c.watching.InactivityTimeout,
 		onInactive: func() {
+			if c.conns.silentWatch(c.watching.InactivityTimeout) { // a quiet resource, not a stall
+				c.log.Info("no event or bookmark on a watch stream while the API server answers; resuming it",
+					"resource", desc, "inactivity", c.watching.InactivityTimeout)
+				return
+			}
 			c.log.Warn("watch stream silent; resuming it on a new connection", "resource", desc,
 				"inactivity", c.watching.InactivityTimeout)
 			c.stalls.stall(ws)

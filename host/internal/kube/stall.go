@@ -15,13 +15,17 @@ import (
 )
 
 // Stalled watches. A watch stream on which nothing, not even a bookmark,
-// arrived within settings.Watching.InactivityTimeout is stalled: a load
-// balancer or NAT may have dropped the connection without a word. The
-// stream is ended, and the informer resumes the watch from the last
-// resourceVersion it saw, so no change is lost (a resourceVersion too old
-// by then is answered 410 Gone and the informer lists again). Until the
-// new stream answers, the watch counts as stalled: [Client.Stalled] names
-// it (the host's readiness fails) and kopf_wasm_watch_stalled is 1.
+// arrived within settings.Watching.InactivityTimeout is ended, and the
+// informer resumes the watch from the last resourceVersion it saw, so no
+// change is lost (a resourceVersion too old by then is answered 410 Gone
+// and the informer lists again). A load balancer or NAT may have dropped
+// the connection without a word; or the resource is only quiet: the API
+// server sends no bookmark newer than what the watch saw, and after a
+// streamed listing the watch saw the newest. A probe of the API server
+// (conns.go) tells the two apart. Only a stream silent while the probe
+// gets no answer, or a watch request unanswered for as long, is stalled:
+// until the new stream answers, [Client.Stalled] names it (the host's
+// readiness fails) and kopf_wasm_watch_stalled is 1.
 //
 // Watch streams ride on connections of their own (HTTP/1.1, one stream per
 // connection), so that ending a silent stream closes its connection (a

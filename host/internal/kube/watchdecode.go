@@ -68,6 +68,7 @@ func (c *Client) watchJSON(ctx context.Context, gvr schema.GroupVersionResource,
 			_ = body.Close()
 		}
 		hooks.ended()
+		c.conns.silentWatch(hooks.inactivity)
 		c.log.Warn("watch request unanswered; trying again on a new connection", "resource", ws.String(),
 			"inactivity", hooks.inactivity)
 		c.stalls.stall(ws)
