@@ -409,13 +409,23 @@ export const INFO = "info";
 export const WARNING = "warning";
 export const ERROR = "error";
 
-// levelRank orders the log levels; "" and a level this SDK does not know
-// rank lowest, so that the host filters what such a host asks for.
-function levelRank(level: string): i32 {
+// levelRank orders the log levels: debug 0, info 1, warning 2, error 3;
+// other is the rank of any other string. A record's level the host does
+// not know is written as info (other 1); a host's level the SDK does not
+// know ("" among them) lets every record through (other 0), for the host
+// to filter.
+function levelRank(level: string, other: i32): i32 {
+  if (level == DEBUG) return 0;
   if (level == INFO) return 1;
   if (level == WARNING) return 2;
   if (level == ERROR) return 3;
-  return 0;
+  return other;
+}
+
+/** Whether the host writes a record of `level` at its level `host` (a
+ * request's logLevel); Context.log drops the others unsent. */
+export function logLevelEnabled(level: string, host: string): bool {
+  return levelRank(level, 1) >= levelRank(host, 0);
 }
 /** Event types. */
 export const EVENT_NORMAL = "Normal";
@@ -555,7 +565,7 @@ export class Context {
    * object). A record below the host's level (the request's logLevel) is
    * dropped here, unsent. */
   log(level: string, message: string, fields: Value = NULL): void {
-    if (levelRank(level) < levelRank(this.req.strAt("logLevel"))) return;
+    if (!logLevelEnabled(level, this.req.strAt("logLevel"))) return;
     const w = new W().str("level", level).str("message", message);
     if (fields.isObject && fields.length > 0) w.value("fields", fields);
     hostCall("log", w.done());

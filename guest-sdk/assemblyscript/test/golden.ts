@@ -77,6 +77,18 @@ function eq(got: string, want: string): void {
   }
 }
 
+export function test_log_levels(): void {
+  // [record level, host level, written]: an unknown record level is info,
+  // an unknown host level lets everything through.
+  const cases: Array<Array<string>> = [
+    ["debug", "", "y"], ["debug", "info", "n"], ["info", "info", "y"], ["warning", "error", "n"],
+    ["error", "warning", "y"], ["warn", "info", "y"], ["warn", "warning", "n"], ["debug", "trace", "y"],
+  ];
+  for (let i = 0; i < cases.length; i++) {
+    eq(kopf.logLevelEnabled(cases[i][0], cases[i][1]) ? "y" : "n", cases[i][2]);
+  }
+}
+
 export function test_numbers(): void {
   const cases: Array<f64> = [5, 12.5, 1e21, 1e20, 1e-6, 1e-7, 1.5e-7, 123456789012345678, 1e300, -2.5e-10, 0.1, 0];
   const want = ["5", "12.5", "1e+21", "100000000000000000000", "0.000001", "1e-7", "1.5e-7", "123456789012345680", "1e+300", "-2.5e-10", "0.1", "0"];

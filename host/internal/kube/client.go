@@ -127,7 +127,7 @@ func (c *Client) connect(cfg *rest.Config) error {
 // call it when every request and watch of the client has ended (the host
 // does when it stops).
 func (c *Client) Close() {
-	c.conns.dialer.CloseAll()
+	c.conns.close()
 	utilnet.CloseIdleConnectionsFor(c.watchRT)
 }
 

@@ -35,6 +35,7 @@ type connPool struct {
 	mu      sync.Mutex
 	gen     uint64    // the connections' generation: how often they were closed
 	dropped time.Time // when the connections were last closed
+	closed  bool      // by close: no more probes, which would dial
 }
 
 // The dialer of the pool's connections when the rest config brings none:
@@ -193,13 +194,16 @@ func (p *connPool) silentWatch(silence time.Duration) (answered bool) {
 	p.probing.Lock()
 	defer p.probing.Unlock()
 	p.mu.Lock()
-	since, gen := p.now().Add(-silence), p.gen
+	since, gen, shut := p.now().Add(-silence), p.gen, p.closed
 	closed := since.Before(p.dropped)
 	p.mu.Unlock()
+	if shut {
+		return true // the client is closed: nothing to probe or close
+	}
 	if closed {
 		return false
 	}
-	if p.answers(nil, "a watch stream was silent", "inactivity", silence) {
+	if p.answers(nil, "") {
 		return true
 	}
 	p.dropGen(gen, "a silent watch", "inactivity", silence)
@@ -215,8 +219,15 @@ func (p *connPool) closedSince(gen uint64) bool {
 // answers probes the pool and reports whether the probe got an answer on
 // conn (nil: on any connection). An answer on another connection (the
 // transport dials one when conn has no stream left) says nothing of conn.
-// what and attrs say why it probed, in the log line of an answer.
+// what and attrs say why it probed, in the log line of an answer (none
+// for ""). A closed pool does not probe: it reports an answer.
 func (p *connPool) answers(conn *pooledConn, what string, attrs ...any) bool {
+	p.mu.Lock()
+	shut := p.closed
+	p.mu.Unlock()
+	if shut {
+		return true
+	}
 	if p.probe == nil {
 		return false
 	}
@@ -229,7 +240,9 @@ func (p *connPool) answers(conn *pooledConn, what string, attrs ...any) bool {
 	if got := use.conn.Load(); conn != nil && got != conn {
 		return false
 	}
-	p.log.Info(what+", but the connections to the API server answer: kept", attrs...)
+	if what != "" {
+		p.log.Info(what+", but the connections to the API server answer: kept", attrs...)
+	}
 	return true
 }
 
@@ -247,4 +260,13 @@ func (p *connPool) dropGen(gen uint64, reason string, attrs ...any) bool {
 	p.log.Warn("closing the connections to the API server, so that requests go out on new ones: "+reason, attrs...)
 	p.dialer.CloseAll()
 	return true
+}
+
+// close closes every connection of the pool for good: later timeouts and
+// silent watches neither probe nor close anything (Client.Close).
+func (p *connPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.dialer.CloseAll()
 }

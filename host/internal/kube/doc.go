@@ -65,8 +65,8 @@
 // that runs out of it without an answer (also a shard Lease's single
 // attempt, or a leader election request past its renew deadline) sends a
 // probe, GET /livez bounded by settings.Kube.ConnProbeTimeout; when that
-// gets no answer on the attempt's connection, or a watch stream goes
-// silent, the client closes every connection of its requests other than
+// gets no answer on the attempt's connection, or none at all after a watch
+// stream went silent, the client closes every connection of its requests other than
 // watch streams, busy or idle, as the kubelet does after a failed
 // heartbeat (conns.go, stall.go): once per generation of connections, so
 // that attempts timing out together close them once, and one on a

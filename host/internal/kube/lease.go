@@ -28,14 +28,12 @@ type Election struct {
 // Elect campaigns for the Lease until ctx ends or, having led, the Lease
 // is lost; it releases the Lease when ctx ends while leading. Its requests
 // go through the client's connection pool, rate limiter and request
-// counter, each bounded by the renew deadline (or the request timeout, if
-// shorter); one that runs out of its time without an answer is reported as a retried request's attempt is (conns.go), so that
+// counter (electionClient); one that runs out of its time without an
+// answer is reported as a retried request's attempt is (conns.go), so that
 // a silent connection is closed before the next renewal. The caller
 // campaigns again after a loss.
 func (c *Client) Elect(ctx context.Context, e Election) error {
-	hc := &http.Client{Transport: timeoutReporter{rt: c.hc.Transport, pool: c.conns, timeout: min(e.RenewDeadline, c.kube.RequestTimeout)},
-		Timeout: c.hc.Timeout}
-	cs, err := kubernetes.NewForConfigAndClient(c.cfg, hc)
+	cs, err := kubernetes.NewForConfigAndClient(c.cfg, c.electionClient(e.RenewDeadline))
 	if err != nil {
 		return fmt.Errorf("kube: %w: %v", ErrConfig, err)
 	}
@@ -58,4 +56,14 @@ func (c *Client) Elect(ctx context.Context, e Election) error {
 	}
 	le.Run(ctx)
 	return nil
+}
+
+// electionClient is the HTTP client of the leader election's requests: the
+// client's transport, whose timeouts are reported to the pool. client-go
+// bounds renewals by the renew deadline but gives its attempts to acquire
+// no deadline: a request without one gets the smaller of renewDeadline and
+// kube.requestTimeout.
+func (c *Client) electionClient(renewDeadline time.Duration) *http.Client {
+	rt := timeoutReporter{rt: c.hc.Transport, pool: c.conns, timeout: min(renewDeadline, c.kube.RequestTimeout)}
+	return &http.Client{Transport: rt, Timeout: c.hc.Timeout}
 }

@@ -34,16 +34,17 @@ import (
 // a new one; over HTTP/2 the new request would be multiplexed onto the same
 // silent connection. Other requests share one HTTP/2 connection (conns.go).
 //
-// A silent watch stream often means a broken path, and a request that runs
-// out of settings.Kube.RequestTimeout without an answer (retry.go) may have
-// waited on a silent connection: either closes every connection of the
-// other requests, busy or idle, as the kubelet does after a failed
-// heartbeat (client-go's connrotation dialer). The requests still waiting
-// on a silent connection fail at once with a lost connection and are
-// retried on a new one. Closing only the idle connections is not enough:
-// while another request waits on the silent HTTP/2 connection, it is not
-// idle, new requests keep joining it, and only HTTP/2's health check would
-// close it (30 s + 15 s). A timed-out request does not close the watches'
+// A stalled watch often means a broken path, and a request that runs out
+// of settings.Kube.RequestTimeout without an answer (retry.go) may have
+// waited on a silent connection: when a probe of the API server gets no
+// answer either, the client closes every connection of the other
+// requests, busy or idle, as the kubelet does after a failed heartbeat
+// (client-go's connrotation dialer). The requests still waiting on a
+// silent connection fail at once with a lost connection and are retried on
+// a new one. Closing only the idle connections is not enough: while
+// another request waits on the silent HTTP/2 connection, it is not idle,
+// new requests keep joining it, and only HTTP/2's health check would close
+// it (30 s + 15 s). A timed-out request does not close the watches'
 // connections: each has its own inactivity timeout.
 
 // stallTracker records the watches that are stalled now.

@@ -56,6 +56,10 @@ func newSilentServer(t *testing.T, list string, events func(n int) []timedEvent)
 	s := &silentServer{list: list, events: events}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/livez" { // the connection probe after a silent watch
+			_, _ = w.Write([]byte("ok"))
+			return
+		}
 		if r.URL.Query().Get("watch") != "true" {
 			s.mu.Lock()
 			s.lists++
