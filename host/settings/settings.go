@@ -284,9 +284,11 @@ type Kube struct {
 	// ConnProbeTimeout bounds the probe (GET /livez, which checks neither
 	// etcd nor waits in priority and fairness: a live connection answers it
 	// in milliseconds) sent when a request ran out of RequestTimeout
-	// without an answer: the client's connections are closed (and every
-	// request on them cut) only when the probe gets no answer on that
-	// connection either, not when the server was just slow.
+	// without an answer, or a watch stream was silent for
+	// watching.inactivityTimeout: the client's connections are closed (and
+	// every request on them cut) only when the probe gets no answer (on
+	// the request's connection), not when the server was just slow or the
+	// watched resource only quiet.
 	ConnProbeTimeout time.Duration `json:"connProbeTimeout"`
 	// ErrorBackoffs are the pauses between the attempts of a request that
 	// failed transiently (connection errors, timeouts, 5xx, 429); their
