@@ -240,7 +240,8 @@ func (w *Watch) Get(namespace, name string) (obj *unstructured.Unstructured, ok 
 // object is not there, complete says whether that means it does not
 // exist: the cache covering its namespace holds the whole listing. While
 // it does not (a watch just started, a followed namespace not yet listed),
-// the object may still come. The object is shared: do not modify it.
+// the object may still come. A stopped watch knows nothing: it answers
+// neither found nor complete. The object is shared: do not modify it.
 func (w *Watch) Lookup(namespace, name string) (obj *unstructured.Unstructured, found, complete bool) {
 	if !w.res.Namespaced {
 		namespace = ""
@@ -254,10 +255,12 @@ func (w *Watch) Lookup(namespace, name string) (obj *unstructured.Unstructured, 
 	stopped := w.stopped
 	w.mu.Unlock()
 	switch {
+	case stopped:
+		return nil, false, false // its cache is gone, not its objects
 	case s != nil:
 		obj, found = s.get(namespace, name)
 		return obj, found, found || s.inf.HasSynced()
-	case following && !stopped:
+	case following:
 		return nil, false, false // the namespace may still be found
 	}
 	return nil, false, true // a namespace not watched: nothing comes

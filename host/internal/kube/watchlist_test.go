@@ -242,3 +242,39 @@ func TestWatchStreamsInitialListing(t *testing.T) {
 		t.Errorf("requests %q; want the streamed listing, then a watch from resourceVersion 30", reqs)
 	}
 }
+
+// TestLookupAfterStop: a stopped watch no longer knows whether an object
+// exists. It must not say "complete": the reactor takes a missing object
+// of a complete cache for deleted, and stopped an exiting host's daemons
+// with the reason "deleted" (a race in conformance restart/daemon-restarted).
+func TestLookupAfterStop(t *testing.T) {
+	srv := newListServer(t, "stream")
+	c := watchingClient(t, srv.URL, settings.Watching{WatchList: true})
+	res := Resource{ResourceRef: abi.ResourceRef{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}}
+	w, err := c.Watch(t.Context(), res, AllNamespaces(), func(Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitForSync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name                    string
+		stopped                 bool
+		wantFound, wantComplete bool
+	}{
+		{name: "a", wantFound: true, wantComplete: true},
+		{name: "missing", wantFound: false, wantComplete: true},
+		{name: "a", stopped: true, wantFound: false, wantComplete: false},
+		{name: "missing", stopped: true, wantFound: false, wantComplete: false},
+	} {
+		if tc.stopped {
+			w.Stop()
+		}
+		_, found, complete := w.Lookup("ns", tc.name)
+		if found != tc.wantFound || complete != tc.wantComplete {
+			t.Errorf("Lookup(ns/%s), stopped=%v: found=%v complete=%v; want found=%v complete=%v",
+				tc.name, tc.stopped, found, complete, tc.wantFound, tc.wantComplete)
+		}
+	}
+}
