@@ -2,8 +2,6 @@ package kube
 
 import (
 	"context"
-	"net"
-	"net/http/httptrace"
 	"testing"
 	"time"
 )
@@ -16,22 +14,12 @@ import (
 func TestConnPoolSilentWatch(t *testing.T) {
 	tests := []struct {
 		name   string
-		probe  func(ctx context.Context, busy, fresh net.Conn) bool
+		probe  testProbe // given the busy connection, then a fresh one
 		closes bool
 	}{
-		{"answered", func(ctx context.Context, busy, _ net.Conn) bool {
-			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: busy})
-			return true
-		}, false},
-		{"answered on a new connection", func(ctx context.Context, _, fresh net.Conn) bool {
-			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: fresh})
-			return true
-		}, false},
-		{"no answer", func(ctx context.Context, busy, _ net.Conn) bool {
-			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: busy})
-			<-ctx.Done()
-			return false
-		}, true},
+		{"answered", answeredOnFirst, false},
+		{"answered on a new connection", answeredOnSecond, false},
+		{"no answer", unanswered, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

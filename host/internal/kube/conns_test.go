@@ -129,22 +129,12 @@ func TestConnPoolClosesOncePerTimeout(t *testing.T) {
 func TestConnPoolProbes(t *testing.T) {
 	tests := []struct {
 		name   string
-		probe  func(ctx context.Context, attempt, other net.Conn) bool
+		probe  testProbe // given the attempt's connection, then another
 		closes bool
 	}{
-		{"answered on the attempt's connection", func(ctx context.Context, attempt, _ net.Conn) bool {
-			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: attempt})
-			return true
-		}, false},
-		{"no answer", func(ctx context.Context, attempt, _ net.Conn) bool {
-			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: attempt})
-			<-ctx.Done()
-			return false
-		}, true},
-		{"answered on another connection", func(ctx context.Context, _, other net.Conn) bool {
-			httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: other})
-			return true
-		}, true},
+		{"answered on the attempt's connection", answeredOnFirst, false},
+		{"no answer", unanswered, true},
+		{"answered on another connection", answeredOnSecond, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +147,31 @@ func TestConnPoolProbes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testProbe stands for the pool's connection probe in the tests: it is
+// given two of the pool's connections and reports the one it got, as the
+// real probe's trace does.
+type testProbe func(ctx context.Context, first, second net.Conn) bool
+
+// answeredOnFirst is a probe answered on the first connection.
+func answeredOnFirst(ctx context.Context, first, _ net.Conn) bool {
+	httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: first})
+	return true
+}
+
+// answeredOnSecond is a probe answered on the second connection.
+func answeredOnSecond(ctx context.Context, _, second net.Conn) bool {
+	httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: second})
+	return true
+}
+
+// unanswered is a probe sent on the first connection that gets no answer
+// before its timeout.
+func unanswered(ctx context.Context, first, _ net.Conn) bool {
+	httptrace.ContextClientTrace(ctx).GotConn(httptrace.GotConnInfo{Conn: first})
+	<-ctx.Done()
+	return false
 }
 
 // silentConnServer is an HTTPS server speaking HTTP/2 whose first
