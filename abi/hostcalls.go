@@ -1,6 +1,9 @@
 package abi
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"log/slog"
+)
 
 // LogLevel is the level of a [LogRecord].
 type LogLevel string
@@ -12,6 +15,22 @@ const (
 	LogWarn  LogLevel = "warning"
 	LogError LogLevel = "error"
 )
+
+// Slog is the log/slog level of a level named here. For any other (the
+// empty one among them) ok is false, and each side decides what it means.
+func (l LogLevel) Slog() (level slog.Level, ok bool) {
+	switch l {
+	case LogDebug:
+		return slog.LevelDebug, true
+	case LogInfo:
+		return slog.LevelInfo, true
+	case LogWarn:
+		return slog.LevelWarn, true
+	case LogError:
+		return slog.LevelError, true
+	}
+	return 0, false
+}
 
 // LogRecord is the request of [HostLog]. The host adds the module, handler
 // and object references; Fields are extra key/values.

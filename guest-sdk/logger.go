@@ -40,17 +40,12 @@ type logHandler struct {
 func (h *logHandler) Enabled(_ context.Context, level slog.Level) bool { return level >= h.min }
 
 // minLevel is the lowest slog level of the records that the host writes
-// at its level l, the reverse of logLevel: every level for "" (the host
-// writes debug records), and for a level this SDK does not know, which the
-// host then filters.
+// at its level l, the reverse of logLevel: every level for "" and "debug"
+// (the host writes debug records), and for a level this SDK does not know,
+// which the host then filters.
 func minLevel(l abi.LogLevel) slog.Level {
-	switch l {
-	case abi.LogInfo:
-		return slog.LevelInfo
-	case abi.LogWarn:
-		return slog.LevelWarn
-	case abi.LogError:
-		return slog.LevelError
+	if level, ok := l.Slog(); ok && l != abi.LogDebug {
+		return level
 	}
 	return math.MinInt
 }

@@ -173,14 +173,11 @@ func (r *Runtime) guestLogLevel(ctx context.Context) abi.LogLevel {
 	return abi.LogError
 }
 
+// slogLevel is the level the host writes a guest's record at: info for a
+// level the ABI does not name.
 func slogLevel(l abi.LogLevel) slog.Level {
-	switch l {
-	case abi.LogDebug:
-		return slog.LevelDebug
-	case abi.LogWarn:
-		return slog.LevelWarn
-	case abi.LogError:
-		return slog.LevelError
+	if level, ok := l.Slog(); ok {
+		return level
 	}
 	return slog.LevelInfo
 }
