@@ -53,6 +53,14 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"text", []byte("#!/bin/sh\necho hello"), ErrNotWasm, nil, "go build -buildmode=c-shared"},
 		{"truncated", []byte("\x00asm\x01\x00\x00\x00\x01\x05"), ErrCompile, nil, "rebuild it"},
+		// A call to a function whose type index is out of range, met before
+		// that function's own check: wazero (v1.11, v1.12) panics validating
+		// it. Found by FuzzInterruptible; it crashed the host.
+		{"badtypeindex", badTypeIndexModule, ErrCompile, nil, "rebuild it"},
+		// A code section of 6 bytes declaring 3 billion bodies: wazero
+		// allocated by the count first, and the failed allocation ended the
+		// host (FuzzInterruptible's crasher f94b21bfe6f23c3f, made small).
+		{"hugecount", []byte("\x00asm\x01\x00\x00\x00\x0a\x06\x80\xbc\xc1\x96\x0b\x00"), ErrCompile, nil, "a count of 3000000000 in 1 bytes"},
 		{"noexport", guest(t, "noexport"), ErrMissingExport, nil, "not kopf_handle: rebuild it with the kopf-wasm guest SDK for ABI v1"},
 		{"wrongabi", guest(t, "wrongabi"), nil, new(*abi.VersionError), "built for ABI v2, but this host speaks v1"},
 		{"badmanifest", guest(t, "badmanifest"), nil, new(*abi.ManifestError), "has no id"},
@@ -249,3 +257,9 @@ func TestInterruptibleFallsBack(t *testing.T) {
 		t.Errorf("log = %v, %v", attrs, found)
 	}
 }
+
+// badTypeIndexModule declares two types and four functions, three of them
+// of type 48; the first calls the second (FuzzInterruptible's crasher
+// eb8b6b2300fa5aeb, as found).
+var badTypeIndexModule = []byte("\x00asm\x01\x00\x00\x00\x01\n\x02`\x00\x01\x7f`\x01\x7f\x01\x7f\x03\x05\x04\x00000\nC\x04" +
+	"\f\x00A\x880\x10\x0100000\v\x15\x010\x7f00000000000000000\v\x1a\x00000000000000000000000000\v\x03\x000\v")

@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt/instrument"
 )
 
 // maxMemoryLimitPages is the most pages a wasm32 memory can have (4 GiB).
@@ -209,7 +210,7 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 		return err
 	}
 	allocated := allocatedBytes()
-	c.code, err = c.rt.CompileModule(ctx, code)
+	c.code, err = compileModule(ctx, c.rt, code)
 	if err != nil && c.unmap != nil {
 		// The kept rewrite does not compile: it is damaged (cut short
 		// by a crash, say), not the module. Drop it and rewrite again.
@@ -218,7 +219,7 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 		c.unmap = nil
 		_ = os.Remove(r.instrumentedPath(c.digest))
 		if code, c.unmap, interruptible = r.interruptible(c.digest, wasm); interruptible {
-			c.code, err = c.rt.CompileModule(ctx, code)
+			c.code, err = compileModule(ctx, c.rt, code)
 		}
 	}
 	if err != nil {
@@ -226,6 +227,25 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	}
 	freeCompileGarbage(allocated)
 	return nil
+}
+
+// compileModule is rt.CompileModule made safe for a malformed module,
+// which must not end the host. wazero (v1.11, v1.12) trusts parts of a
+// module it has not checked yet: its decoder allocates by counts before it
+// reads what they promise (instrument.Bounded checks them first: a failed
+// allocation ends the process, whatever recovers), and its validator
+// panics on a call to a function whose type index is out of range (the
+// panic is returned as an error).
+func compileModule(ctx context.Context, rt wazero.Runtime, code []byte) (mod wazero.CompiledModule, err error) {
+	if err := instrument.Bounded(code); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			mod, err = nil, fmt.Errorf("wazero failed validating it: %v", v)
+		}
+	}()
+	return rt.CompileModule(ctx, code)
 }
 
 // compileGarbage is how much a compile must allocate for its garbage to be

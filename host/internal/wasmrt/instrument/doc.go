@@ -72,4 +72,9 @@
 // gives an error wrapping [ErrMalformed], and an export name that the
 // module already uses one wrapping [ErrExportName]. Interruptible never
 // panics on bad input.
+//
+// The package also walks a module for the host before wazero decodes it:
+// [Bounded] checks every count and size that wazero's decoder allocates by
+// against the bytes that are there, for a malformed module must get an
+// error, not a failed allocation that ends the host's process.
 package instrument

@@ -9,11 +9,17 @@ import (
 // Section ids.
 const (
 	secCustom    = 0
+	secType      = 1
 	secImport    = 2
+	secFunction  = 3
+	secTable     = 4
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
+	secStart     = 8
+	secElement   = 9
 	secCode      = 10
+	secData      = 11
 	secDataCount = 12
 	secTag       = 13
 )
