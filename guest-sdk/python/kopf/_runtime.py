@@ -1,0 +1,89 @@
+"""The two entry points the wasm runtime calls: manifest() and handle().
+
+handle() never raises: a request it cannot read, a handler that is not
+there, and every failure of a handler become an abi.Response.
+"""
+
+import json
+import os
+import random
+
+from . import _invoke, _logging, _registry, _structs
+
+#: The module's name when the author did not call kopf.module(); the
+#: runtime's boot sets it from its build configuration.
+default_name = "python"
+
+_reseeded = False
+
+
+def manifest() -> bytes:
+    """The abi.Manifest of the registered handlers, as JSON."""
+    return _structs.dumps(_registry.get_default_registry().manifest(default_name)).encode()
+
+
+def handle(request: bytes) -> bytes:
+    """Runs one abi.Request; returns the abi.Response as JSON."""
+    global _reseeded
+    if not _reseeded:
+        # A memory snapshot froze random's state: every instance made from
+        # it would draw the same numbers. os.urandom is the host's entropy.
+        random.seed(os.urandom(32))
+        _reseeded = True
+    try:
+        response = respond(json.loads(request))
+    except BaseException as exc:  # the module must answer, whatever happened
+        response = {"outcome": {"status": "error", "message": f"kopf: {type(exc).__name__}: {exc}"}}
+    try:
+        return _structs.dumps(response).encode()
+    except BaseException as exc:
+        return _structs.dumps({"outcome": {"status": "error",
+                                           "message": f"kopf: the response is not JSON: {exc}"}}).encode()
+
+
+def respond(req: dict, registry=None) -> dict:
+    """The abi.Response (a dict) to an abi.Request (a dict)."""
+    registry = registry or _registry.get_default_registry()
+    handler = registry.find(req.get("handler"), req.get("kind"))
+    if handler is None:
+        return {"outcome": {"status": "error", "message":
+                f"module {registry.name or default_name!r} has no handler {req.get('handler')!r}; "
+                "rebuild or reload the module"}}
+    _logging.set_min_level(req.get("logLevel"))
+    call = _invoke.Call(req, handler, registry)
+    if req.get("call") == "when":
+        try:
+            matched = bool(call.matches())
+        except BaseException as exc:
+            return {"outcome": _invoke.outcome(exc, handler, handler.id)}
+        return {"outcome": {"status": "success"}, "matched": matched}
+    result, exc = call.run()
+    response = {}
+    try:
+        result = _invoke.encode_result(result, handler.kind) if exc is None else None
+    except (TypeError, ValueError) as err:
+        exc, result = err, None
+    try:
+        patch = _invoke.encode_patch(call) if handler.kind != "index" else None
+    except Exception as err:
+        exc, patch = exc or err, None
+    out = _invoke.outcome(exc, handler, handler.id)
+    response["outcome"] = out
+    if out["status"] == "success" and result is not None:
+        response["result"] = result
+    if patch:
+        response["patch"] = patch
+    memo = _structs.dumps(call.memo)
+    if memo != call.memo_was:
+        response["memo"] = json.loads(memo)
+    if handler.kind in ("validate", "mutate"):
+        verdict = {"allowed": out["status"] == "success"}
+        if not verdict["allowed"]:
+            verdict["code"] = out.get("code") or 500
+            verdict["message"] = out.get("message", "")
+        if call.warnings:
+            verdict["warnings"] = [str(w) for w in call.warnings]
+        response["admission"] = verdict
+    if call.tree is not None and call.tree.outcomes:
+        response["subhandlers"] = call.tree.outcomes
+    return _structs._go_numbers(response)
