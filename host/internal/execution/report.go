@@ -49,9 +49,7 @@ func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handle
 			e.log.Error(fmt.Sprintf("Handler '%s' failed and will try again on the object's next change after %s (left out of the index until then): %s", id, step.Delay, Reason(step.Err)), attrs...)
 		}
 	case kind == abi.KindEvent:
-		if step.Err != nil {
-			e.log.Error(fmt.Sprintf("Handler '%s' failed, which is ignored: %s", id, Reason(step.Err)), attrs...)
-		}
+		e.reportEvent(id, step.Err, attrs)
 	case kind == abi.KindTimer || kind == abi.KindDaemon:
 		switch {
 		case succeeded:
@@ -63,6 +61,27 @@ func (e *Executor) Report(ctx context.Context, subj *Subject, h *registry.Handle
 		}
 	default:
 		e.reportChange(ctx, subj, h.Kind(), id, step, attrs)
+	}
+}
+
+// reportEvent reports an event handler's call in Kopf's words: a success
+// at info on every call, a failure at error; never as an Event, and never
+// retried, whatever the failure.
+func (e *Executor) reportEvent(id string, err error, attrs []any) {
+	var ignored *IgnoredError
+	var temporary *TemporaryError
+	var permanent *PermanentError
+	switch {
+	case err == nil:
+		e.log.Info(fmt.Sprintf("Handler '%s' succeeded.", id), attrs...)
+	case errors.As(err, &ignored):
+		e.log.Error(fmt.Sprintf("Handler '%s' failed with an exception and will ignore it: %s", id, Reason(err)), attrs...)
+	case errors.As(err, &temporary):
+		e.log.Error(fmt.Sprintf("Handler '%s' failed temporarily: %s", id, Reason(err)), attrs...)
+	case errors.As(err, &permanent):
+		e.log.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, Reason(err)), attrs...)
+	default:
+		e.log.Error(fmt.Sprintf("Handler '%s' failed: %s", id, Reason(err)), attrs...)
 	}
 }
 
