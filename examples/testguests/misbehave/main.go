@@ -3,8 +3,10 @@
 // until the memory limit stops it, "panic" panics, "exit" exits with code 3,
 // "fail" returns a non-zero code with an error message, "badjson" writes
 // output that is not JSON, "nooutcome" writes JSON without an outcome,
-// "huge" writes as many bytes as its param's "bytes" asks, and "ok"
-// succeeds (to show that the module recovers on a fresh instance).
+// "huge" writes as many bytes as its param's "bytes" asks, "sleep" sleeps
+// for an hour in time.Sleep (only the host's sleep can end it), "nap"
+// sleeps 10 ms and succeeds, and "ok" succeeds (to show that the module
+// recovers on a fresh instance).
 package main
 
 import (
@@ -12,12 +14,13 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/extism/go-pdk"
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
-var handlers = []string{"loop", "oom", "panic", "exit", "fail", "badjson", "nooutcome", "huge", "ok"}
+var handlers = []string{"loop", "oom", "panic", "exit", "fail", "badjson", "nooutcome", "huge", "sleep", "nap", "ok"}
 
 //go:wasmexport kopf_manifest
 func manifest() int32 {
@@ -63,6 +66,11 @@ func handle() int32 {
 	case "fail":
 		pdk.SetError(errors.New("misbehave: deliberate failure"))
 		return 7
+	case "sleep":
+		time.Sleep(time.Hour)
+	case "nap":
+		time.Sleep(10 * time.Millisecond)
+		pdk.OutputString(`{"outcome":{"status":"success"}}`)
 	case "badjson":
 		pdk.OutputString(`{"outcome": {"status": "success"`)
 	case "nooutcome":

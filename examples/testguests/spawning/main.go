@@ -31,6 +31,8 @@ func init() {
 	kopf.Daemon(group, version, plural, monitor, kopf.ID("monitor"), mode("daemon"))
 	kopf.Daemon(group, version, plural, stubborn, kopf.ID("stubborn"), mode("stubborn"),
 		kopf.CancellationTimeout(time.Second))
+	kopf.Daemon(group, version, plural, sleepy, kopf.ID("sleepy"), mode("sleepy"),
+		kopf.CancellationTimeout(time.Second))
 }
 
 // tick counts its runs in its own result.
@@ -56,6 +58,14 @@ func monitor(ctx *kopf.Context) (any, error) {
 // stubborn never returns.
 func stubborn(ctx *kopf.Context) (any, error) {
 	for {
+	}
+}
+
+// sleepy never looks at its stop request and sleeps in time.Sleep, where
+// no loop check can see it: only the host's sleep ends it.
+func sleepy(ctx *kopf.Context) (any, error) {
+	for {
+		time.Sleep(time.Hour)
 	}
 }
 

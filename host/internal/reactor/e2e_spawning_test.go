@@ -157,4 +157,22 @@ func TestTimersAndDaemons(t *testing.T) {
 			t.Errorf("released within %s, before the cancellation timeout of 1s", elapsed)
 		}
 	})
+
+	// A daemon asleep in time.Sleep (WASI's poll_oneoff) checks no loop
+	// flag: the host's sleep ends with the call. Without it the object
+	// stayed until the guest's hour-long sleep ended.
+	t.Run("a daemon asleep in time.Sleep is terminated after its cancellation timeout", func(t *testing.T) {
+		createExampleWith(t, c, "s", "sleepy", map[string]string{"mode": "sleepy"}, map[string]any{})
+		e2etest.Eventually(t, 20*time.Second, "finalizer", func() error {
+			if !hasFinalizer(get(t, c, "s", "sleepy")) {
+				return fmt.Errorf("no finalizer yet")
+			}
+			return nil
+		})
+		time.Sleep(500 * time.Millisecond) // let the daemon fall asleep
+		if err := c.dyn.Resource(kopfexamples).Namespace("s").Delete(context.Background(), "sleepy", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e2etest.Eventually(t, time.Minute, "gone", gone(t, c, "s", "sleepy"))
+	})
 }

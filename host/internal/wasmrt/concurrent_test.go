@@ -67,45 +67,52 @@ func TestPoolNeverSharesAnInstance(t *testing.T) {
 }
 
 // TestHostKeepsServing hammers a good module while misbehaving calls loop,
-// trap, exit and run out of memory in another module at the same time:
-// every good call must succeed, and every bad one fail with its kind.
+// sleep, trap, exit and run out of memory in another module at the same
+// time: every good call must succeed, and every bad one fail with its kind.
+// It runs until each bad kind failed twice and 50 good calls succeeded, so
+// its verdict does not depend on the machine's speed; the kinds that must
+// not time out run in a runtime with a patient timeout.
 func TestHostKeepsServing(t *testing.T) {
-	opts := limits
-	opts.Timeout = 2 * time.Second
-	opts.Logger = discardLogger()
-	r := newRuntime(t, opts)
-	good := load(t, r, "good")
-	bad := load(t, r, "misbehave")
+	shortOpts, patientOpts := limits, patient
+	shortOpts.Logger, patientOpts.Logger = discardLogger(), discardLogger()
+	short, slow := newRuntime(t, shortOpts), newRuntime(t, patientOpts)
+	good := load(t, short, "good")
+	bad := map[*Runtime]*Module{short: load(t, short, "misbehave"), slow: load(t, slow, "misbehave")}
 
 	stop := make(chan struct{})
 	var badCalls sync.WaitGroup
-	kinds := map[string]Kind{"loop": KindTimeout, "panic": KindTrap, "oom": KindOutOfMemory, "exit": KindExit}
-	var badDone atomic.Int64
+	kinds := map[string]Kind{"loop": KindTimeout, "sleep": KindTimeout, "panic": KindTrap, "oom": KindOutOfMemory, "exit": KindExit}
+	var badDone, kindsShown atomic.Int64
 	for handler, kind := range kinds {
+		m := bad[misbehaviour{kind: kind}.runtimeFor(short, slow)]
 		badCalls.Add(1)
 		go func() {
 			defer badCalls.Done()
-			for {
+			for n := 0; ; n++ {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				_, err := bad.Handle(context.Background(), request(handler, 100), nil)
+				_, err := m.Handle(context.Background(), request(handler, 100), nil)
 				var cerr *CallError
 				if !errors.As(err, &cerr) || cerr.Kind != kind {
 					t.Errorf("%s: %v, want %s", handler, err, kind)
+					kindsShown.Add(1) // no more to show: let the test end
 					return
 				}
 				badDone.Add(1)
+				if n == 1 {
+					kindsShown.Add(1)
+				}
 			}
 		}()
 	}
 
 	var goodDone atomic.Int64
-	deadline := time.Now().Add(3 * time.Second)
+	giveUp := time.Now().Add(longAfter)
 	errs := hammer(3, 1<<30, func(g, i int) error {
-		if time.Now().After(deadline) {
+		if goodDone.Load() >= 50 && kindsShown.Load() == int64(len(kinds)) || time.Now().After(giveUp) {
 			return errStop
 		}
 		_, err := good.Handle(context.Background(), request("decode", 1024), nil)
@@ -119,8 +126,8 @@ func TestHostKeepsServing(t *testing.T) {
 	for _, err := range errs {
 		t.Error(err)
 	}
-	if goodDone.Load() < 10 || badDone.Load() < 4 {
-		t.Errorf("%d good and %d bad calls: too few to show anything", goodDone.Load(), badDone.Load())
+	if goodDone.Load() < 50 || kindsShown.Load() < int64(len(kinds)) {
+		t.Errorf("after %v: %d good calls, %d of %d bad kinds shown twice", longAfter, goodDone.Load(), kindsShown.Load(), len(kinds))
 	}
 	t.Logf("%d good calls succeeded while %d bad calls failed", goodDone.Load(), badDone.Load())
 }

@@ -41,17 +41,46 @@ var limits = Options{
 	PoolSize:         2,
 }
 
+// patient are limits whose timeout no call reaches on a loaded machine:
+// the misbehaving calls whose verdict is not a timeout (out of memory,
+// traps, exits) run under them, so that their kind cannot depend on the
+// machine's speed.
+var patient = func() Options {
+	o := limits
+	o.Timeout = 10 * time.Minute
+	return o
+}()
+
+// longAfter bounds how long a call stopped by its timeout may take: far
+// above the timeout (a loaded machine is slow), far below what the guest
+// would take unstopped (the sleepers sleep an hour).
+const longAfter = 5 * time.Minute
+
+// misbehaviour is a row of the misbehaving-guest tables: a handler, and
+// the failure its call must end with.
+type misbehaviour struct {
+	handler string
+	param   string
+	kind    Kind
+	code    uint32
+	detail  string // in Detail
+}
+
+// runtimeFor returns the runtime a row runs on: short limits for the rows
+// that must time out, patient ones for the others.
+func (mb misbehaviour) runtimeFor(short, patient *Runtime) *Runtime {
+	if mb.kind == KindTimeout {
+		return short
+	}
+	return patient
+}
+
 func TestHandleMisbehaving(t *testing.T) {
-	r := newRuntime(t, limits)
-	m := load(t, r, "misbehave")
-	tests := []struct {
-		handler string
-		param   string
-		kind    Kind
-		code    uint32
-		detail  string // in Detail
-	}{
+	short, slow := newRuntime(t, limits), newRuntime(t, patient)
+	modules := map[*Runtime]*Module{short: load(t, short, "misbehave"), slow: load(t, slow, "misbehave")}
+	tests := []misbehaviour{
 		{handler: "loop", kind: KindTimeout},
+		{handler: "sleep", kind: KindTimeout},
 		{handler: "oom", kind: KindOutOfMemory, detail: "out of memory"},
 		{handler: "panic", kind: KindTrap, detail: "panic: misbehave: deliberate panic"},
 		{handler: "exit", kind: KindExit, code: 3},
@@ -62,6 +91,7 @@ func TestHandleMisbehaving(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.handler, func(t *testing.T) {
+			m := modules[tt.runtimeFor(short, slow)]
 			before := m.Stats()
 			req := request(tt.handler, 100)
 			req.Param = json.RawMessage(tt.param)
@@ -78,7 +108,7 @@ func TestHandleMisbehaving(t *testing.T) {
 			if !strings.Contains(cerr.Detail, tt.detail) || strings.Contains(cerr.Error(), "\n") {
 				t.Errorf("detail %q lacks %q, or message %q has several lines", cerr.Detail, tt.detail, cerr.Error())
 			}
-			if elapsed > 10*time.Second {
+			if elapsed > longAfter {
 				t.Errorf("took %v", elapsed)
 			}
 			after := m.Stats()
@@ -91,6 +121,22 @@ func TestHandleMisbehaving(t *testing.T) {
 			}
 			t.Logf("%s: %v in %v", tt.handler, cerr, elapsed.Round(time.Millisecond))
 		})
+	}
+	napWorks(t, modules[short])
+}
+
+// napWorks checks that a short sleep inside a handler keeps working: the
+// call succeeds, and lasts at least the guest's 10 ms sleep (a lower
+// bound, which no machine's speed can break).
+func napWorks(t *testing.T, m *Module) {
+	t.Helper()
+	start := time.Now()
+	resp, err := m.Handle(t.Context(), request("nap", 100), nil)
+	if err != nil || resp.Outcome.Status != abi.OutcomeSuccess {
+		t.Fatalf("nap: %+v, %v; want a success", resp, err)
+	}
+	if elapsed := time.Since(start); elapsed < 10*time.Millisecond {
+		t.Errorf("nap took %v, want its 10 ms sleep at least", elapsed)
 	}
 }
 
@@ -167,4 +213,52 @@ func boolToUint(b bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// TestHandleDedicatedEndsSleep: a daemon's call (on its own instance,
+// bounded only by its context) that sleeps in time.Sleep ends when the
+// host cancels it, as it does when the daemon ignores its stop request or
+// the host shuts down; a loop ends the same way.
+func TestHandleDedicatedEndsSleep(t *testing.T) {
+	r := newRuntime(t, patient)
+	m := load(t, r, "misbehave")
+	for _, handler := range []string{"sleep", "loop"} {
+		t.Run(handler, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			stopped := time.AfterFunc(100*time.Millisecond, cancel)
+			defer stopped.Stop()
+			start := time.Now()
+			_, err := m.HandleDedicated(ctx, request(handler, 10), nil)
+			var cerr *CallError
+			if !errors.As(err, &cerr) || cerr.Kind != KindCanceled {
+				t.Fatalf("%v, want the call canceled", err)
+			}
+			if elapsed := time.Since(start); elapsed > longAfter {
+				t.Errorf("took %v", elapsed)
+			}
+		})
+	}
+}
+
+// BenchmarkStopLatency measures how long after its deadline a call ends,
+// for a guest that loops and one that sleeps (ms-after-deadline).
+func BenchmarkStopLatency(b *testing.B) {
+	opts := limits
+	opts.Timeout = 50 * time.Millisecond
+	opts.Logger = discardLogger()
+	r := newRuntime(b, opts)
+	m := load(b, r, "misbehave")
+	for _, handler := range []string{"loop", "sleep"} {
+		b.Run(handler, func(b *testing.B) {
+			var late time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := m.Handle(b.Context(), request(handler, 10), nil); err == nil {
+					b.Fatal("the call did not time out")
+				}
+				late += time.Since(start) - opts.Timeout
+			}
+			b.ReportMetric(float64(late.Microseconds())/1000/float64(b.N), "ms-after-deadline")
+		})
+	}
 }

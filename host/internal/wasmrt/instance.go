@@ -26,6 +26,7 @@ type instance struct {
 	exports   map[string]api.Function // looked up once, reused for every call
 	kernel    *kernel
 	interrupt interrupter
+	sleeps    *sleeper // serves the guest's WASI sleeps; ends them with the call
 	stderr    *headBuffer
 	input     bytes.Buffer // reused for encoding requests
 	stack     [1]uint64    // the result of an export
@@ -45,13 +46,14 @@ func (i *instance) memorySize() int64 {
 // reactor initialisation) as a call of its own under ctx.
 func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error) {
 	stderr := &headBuffer{max: stderrBytes}
+	sleeps := &sleeper{}
 	config := wazero.NewModuleConfig().
 		WithName(""). // instances of one module live side by side
 		WithStartFunctions().
 		WithStderr(stderr).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
+		WithNanosleep(sleeps.sleep).
 		WithRandSource(rand.Reader)
 	if r.opts.GuestGOGC > 0 {
 		config = config.WithEnv("GOGC", strconv.Itoa(r.opts.GuestGOGC))
@@ -65,6 +67,7 @@ func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error
 		exports: map[string]api.Function{},
 		kernel:  newKernel(uint64(r.opts.MemoryLimitPages) * wasmPage),
 		stderr:  stderr,
+		sleeps:  sleeps,
 	}
 	if c.interruptible {
 		flag, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
@@ -127,9 +130,12 @@ func (i *instance) invoke(ctx context.Context, fn string, input []byte) (out []b
 	i.kernel.reset()
 	i.kernel.setInput(input)
 	done := i.interrupt.watch(ctx)
+	woke := i.sleeps.watch(ctx)
 	i.stack[0] = 0
 	err := f.CallWithStack(ctx, i.stack[:])
-	interrupted := done()
+	woke()
+	// A sleep cut short ends the call before the flag may have been raised.
+	interrupted := done() || errors.Is(err, errSleepInterrupted)
 	rc := uint32(i.stack[0])
 	if err == nil && rc == 0 {
 		return bytes.Clone(i.kernel.outputBytes()), nil

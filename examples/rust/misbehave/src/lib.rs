@@ -3,7 +3,9 @@
 //! allocates until the memory limit stops it, "trap" executes wasm's
 //! unreachable, "panic" panics (a trap too: wasm has no unwinding; the SDK
 //! logs the message and sets it as the call's error first), "fail" returns
-//! an arbitrary error, and "ok" succeeds (to show that the module recovers
+//! an arbitrary error, "sleep" sleeps for an hour in std::thread::sleep
+//! (only the host's sleep can end it), "nap" sleeps 10 ms and succeeds,
+//! and "ok" succeeds (to show that the module recovers
 //! on a fresh instance).
 
 // Natively (cargo test) nothing calls the handlers: export! wires them in wasm only.
@@ -15,7 +17,7 @@ kopf::export!(register);
 
 fn register(m: &mut Module) {
     m.name("misbehave-rust", "0.1.0");
-    for (id, f) in [("loop", spin as fn(&mut Context) -> Result), ("oom", oom), ("trap", trap), ("panic", panic), ("fail", fail), ("ok", ok)] {
+    for (id, f) in [("loop", spin as fn(&mut Context) -> Result), ("oom", oom), ("trap", trap), ("panic", panic), ("fail", fail), ("sleep", sleep), ("nap", nap), ("ok", ok)] {
         m.on_create("kopf.dev", "v1", "kopfexamples", id, f);
     }
 }
@@ -51,6 +53,16 @@ fn panic(ctx: &mut Context) -> Result {
 
 fn fail(_: &mut Context) -> Result {
     Err(Error::arbitrary("misbehave: deliberate failure"))
+}
+
+fn sleep(_: &mut Context) -> Result {
+    std::thread::sleep(std::time::Duration::from_secs(3600));
+    Ok(obj! {"message" => "woke up after an hour"})
+}
+
+fn nap(_: &mut Context) -> Result {
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    Ok(obj! {"message" => "napped"})
 }
 
 fn ok(_: &mut Context) -> Result {
