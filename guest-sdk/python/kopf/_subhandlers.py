@@ -96,6 +96,12 @@ def execute(*, fns=None, handlers=None, registry=None, lifecycle=None, cause=Non
         items = fns.items() if hasattr(fns, "items") else ((None, fn) for fn in fns)
         for id, fn in items:
             register(fn, id=id)
+    return run_pending(call)
+
+
+def run_pending(call):
+    """Runs the call's registered sub-handlers; raises HandlerChildrenRetry
+    while some are unfinished."""
     call.executed = True
     pending = False
     subs, call.subs = call.subs, []
@@ -112,7 +118,7 @@ def finish(call, result):
     itself, once it returned (Kopf's implicit execute)."""
     if not call.subs or call.executed:
         return result
-    execute()  # raises HandlerChildrenRetry while unfinished
+    run_pending(call)  # raises HandlerChildrenRetry while unfinished
     return result
 
 

@@ -82,9 +82,17 @@ class GoldenTest(KopfTestCase):
                         raise kopf.TemporaryError("b is not ready yet", delay=4)
                     return {"configMap": f"fleet-{item}"}
 
-        raw = _runtime.handle(fixture("request-subhandlers.json"))
+        # The fixtures are no pair: in the response add-b is due (not sleeping).
+        req = json.loads(fixture("request-subhandlers.json"))
+        del req["subhandlers"][1]["sleeping"]
+        raw = _runtime.handle(json.dumps(req).encode())
         self.assertEqual(_structs.dumps(json.loads(raw), indent=2) + "\n",
                          fixture("response-children.json").decode())
+        # As the request has it, add-b sleeps: registered, not called.
+        res = json.loads(_runtime.handle(fixture("request-subhandlers.json")))
+        self.assertEqual(res["outcome"], {"status": "children"})
+        self.assertEqual([s.get("outcome") for s in res["subhandlers"]],
+                         [None, None, {"status": "success"}])
 
     def test_kube_request_shape(self):
         kopf.permit("", "pods", "patch")
