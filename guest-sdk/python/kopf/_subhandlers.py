@@ -162,14 +162,15 @@ def run_sub(call, sub):
             return True  # used up: the host fails it without a call
         result, exc = child.run()
         out = _invoke.outcome(exc, sub.handler, sub.id)
+        encoded = None
         if out["status"] == "success":
             try:
                 encoded = _invoke.encode_result(result, child.kind)
-                if encoded is not None:
-                    entry["result"] = encoded
             except (TypeError, ValueError) as err:
                 out = {"status": "error", "message": f"kopf: encode the result of {sub.id}: {err}"}
-        entry["outcome"] = out
+        entry["outcome"] = out  # before the result: the Go struct's order
+        if encoded is not None:
+            entry["result"] = encoded
         return settled(out, state, options)
     finally:
         _logging.subhandler_id.reset(token)
