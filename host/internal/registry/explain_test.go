@@ -49,6 +49,13 @@ func TestWhyNot(t *testing.T) {
 		{"update without change", abi.KindUpdate, abi.Filters{}, same, nil, "nothing essential changed between the old and the new object"},
 		{"when says no", abi.KindCreate, abi.Filters{When: true}, &Cause{Reason: abi.ReasonCreate, Body: body},
 			func(*Handler, *Cause) (bool, error) { return false, nil }, "its when filter returned false"},
+		{"a callable annotation filter says no", abi.KindCreate, abi.Filters{When: true, Annotations: map[string]abi.MetaFilter{"a": {Callback: true}}},
+			&Cause{Reason: abi.ReasonCreate, Body: body}, func(*Handler, *Cause) (bool, error) { return false, nil },
+			"its callable annotations filter on a (or its when filter, if it has one) returned false"},
+		{"callable value and label filters say no", abi.KindTimer, abi.Filters{When: true, Field: "spec.size", Value: &abi.ValueFilter{Callback: true},
+			Labels: map[string]abi.MetaFilter{"app": {Callback: true}, "tier": {Callback: true}}},
+			&Cause{Body: body}, func(*Handler, *Cause) (bool, error) { return false, nil },
+			"one of its callable filters (labels filter on app, labels filter on tier, value filter on spec.size) or its when filter, if it has one, returned false"},
 		{"when says yes", abi.KindCreate, abi.Filters{When: true}, &Cause{Reason: abi.ReasonCreate, Body: body},
 			func(*Handler, *Cause) (bool, error) { return true, nil }, ""},
 	}
