@@ -21,6 +21,8 @@ def _decorator(kind, resource, id, param, registry, filters, options):
     if param is not None:
         options["param"] = _registry._structs.plain(param)
 
+    _registry.build_filters(kind, **filters)  # mistakes raise here, as in Kopf
+
     def decorator(fn):
         reg.add(kind, fn, id=id, resource=resource, filters=filters, options=options)
         return fn
