@@ -23,11 +23,14 @@
 //
 // # What is served today
 //
-// What the operator (host/internal/reactor) serves: create, update, delete,
-// resume, field and event handlers, timers and daemons, and startup and
-// cleanup activities. Modules may declare the other kinds of ABI v1
-// (indices, webhooks, probes); they load, and [Invoke] calls them, but [Run]
-// does not serve them yet.
+// [Run] serves every handler kind of ABI v1. The operator
+// (host/internal/reactor) serves create, update, delete, resume, field and
+// event handlers, indices (every resource handler of a module waits until
+// its indexes hold every object), timers and daemons, and startup and
+// cleanup activities; the liveness endpoint ([Options.Liveness]) answers
+// the probe handlers; validating and mutating admission webhooks and
+// conversion webhooks are served over HTTPS (settings.Admission). [Invoke]
+// calls any of them offline.
 //
 // Several hosts on one cluster: [Run] takes part in Kopf's peering
 // (settings.Peering: keep-alives in the KopfPeering/ClusterKopfPeering

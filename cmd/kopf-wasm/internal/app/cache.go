@@ -74,7 +74,7 @@ func cachePruneCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(g.streams.Err, "%s: removed %d files, %s\n", dir, removed.Files, size(removed.Bytes))
+				fmt.Fprintf(g.streams.Err, "%s: removed %s, %s\n", dir, count(removed.Files, "file"), size(removed.Bytes))
 				usages = append(usages, left)
 			}
 			return printUsage(g, usages)

@@ -70,7 +70,7 @@ func writeArtifact(tw *tabwriter.Writer, a host.Artifact) {
 	if name == "" {
 		name = "(no kopf-wasm annotations)"
 	}
-	fmt.Fprintf(tw, "Module:\t%s, %d handlers, %s\n", name, len(a.Handlers), a.ModuleDigest)
+	fmt.Fprintf(tw, "Module:\t%s, %s, %s\n", name, count(len(a.Handlers), "handler"), a.ModuleDigest)
 }
 
 // registryOptions turns the registry flags into the host's options; pulled

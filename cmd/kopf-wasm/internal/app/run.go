@@ -39,10 +39,10 @@ one pinned by digest and pulled before needs no registry; a tag is resolved
 at the registry, or, when that is unreachable, served from the cache with
 the digest last seen for it and a warning.
 
-The host serves create, update, delete, resume, field and event handlers,
-timers, daemons, startup and cleanup activities, validating and mutating
-admission webhooks, and conversion webhooks (indices and probes load but are
-not run yet).
+The host serves every handler kind of the ABI: create, update, delete,
+resume, field and event handlers, indices, timers, daemons, startup and
+cleanup activities, probes (on the liveness endpoint, -L), validating and
+mutating admission webhooks, and conversion webhooks.
 
 Webhooks: once a module declares a validating, mutating or convert handler, the host
 serves AdmissionReviews over HTTPS on --webhook-listen (default :9443), one
