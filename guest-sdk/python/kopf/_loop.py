@@ -28,8 +28,12 @@ class _Sleeper:
             raise SandboxError(
                 "the handler awaits something that nothing in the sandbox can finish "
                 "(no threads, sockets, subprocesses or background I/O here)")
-        if timeout > 0 and self._sleep(timeout):
-            self._loop.wake_sleeps()
+        if timeout > 0:
+            start = self._loop.time()
+            if self._sleep(timeout):
+                self._loop.wake_sleeps()
+            else:  # trust the host's clock: the time has passed
+                self._loop.advance_to(start + timeout)
         return []
 
     def close(self):
@@ -46,6 +50,15 @@ class SandboxLoop(asyncio.BaseEventLoop):
     def __init__(self, sleep=None):
         super().__init__()
         self._selector = _Sleeper(self, sleep or _plain_sleep)
+        self._skew = 0.0
+
+    def time(self):
+        return time.monotonic() + self._skew
+
+    def advance_to(self, when):
+        """Moves the loop's clock to when, if it is behind (a host that
+        answered a sleep at once, as a test's fake host does)."""
+        self._skew += max(0.0, when - self.time())
 
     def _process_events(self, event_list):
         pass
@@ -81,6 +94,10 @@ def run(coro, sleep=None, on_leftover=None):
     result. Tasks still pending when it returns are cancelled; each is
     reported through on_leftover(task) first."""
     loop = SandboxLoop(sleep)
+    # A sub-handler's coroutine may start inside its parent's: the parent's
+    # loop waits while the sub-handler's runs to its end (one thread only).
+    outer = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
     try:
         return loop.run_until_complete(coro)
     finally:
@@ -95,3 +112,4 @@ def run(coro, sleep=None, on_leftover=None):
             except Exception:
                 pass
         loop.close()
+        asyncio.events._set_running_loop(outer)
