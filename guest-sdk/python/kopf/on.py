@@ -231,4 +231,5 @@ def mutate(*args, group=None, version=None, kind=None, plural=None, singular=Non
 # --- Sub-handlers ---------------------------------------------------------
 
 subhandler = _subhandlers.subhandler
+this = _subhandlers.subhandler  # Kopf's old name of @kopf.subhandler
 register = _subhandlers.register
