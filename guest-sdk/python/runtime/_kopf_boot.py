@@ -10,6 +10,7 @@ file system at all. config is JSON:
      "name": "my-operator"}                 # optional: the module's default name
 """
 
+import builtins
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -99,13 +100,36 @@ class MemZipFinder(importlib.abc.MetaPathFinder, importlib.abc.InspectLoader):
         exec(code, module.__dict__)
 
 
+def open_from_memory(finder, real_open):
+    """An open() that reads files of the archives ("/bundle/bundle.zip/
+    pvc.yaml", what os.path.dirname(__file__) gives a bundled module) from
+    memory, read-only; any other path goes to the real open()."""
+    def open_(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None,
+              closefd=True, opener=None):
+        if isinstance(file, str) and not set(mode) & set("wax+"):
+            try:
+                data = finder.get_data(file)
+            except OSError:
+                pass
+            else:
+                if "b" in mode:
+                    return io.BytesIO(data)
+                return io.TextIOWrapper(io.BytesIO(data), encoding=encoding or "utf-8",
+                                        errors=errors, newline=newline)
+        return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+    return open_
+
+
 def boot(config: bytes):
     """Installs the in-memory importer, imports kopf and the author's
     modules (their decorators register the handlers), then cuts the
     imports off from the file system."""
     conf = json.loads(config)
     # 1. Ahead of the file-system finders: everything now comes from memory.
-    sys.meta_path.insert(0, MemZipFinder(conf.get("memzip", [])))
+    finder = MemZipFinder(conf.get("memzip", []))
+    sys.meta_path.insert(0, finder)
+    # Data files beside the author's modules stay readable with open().
+    builtins.open = open_from_memory(finder, builtins.open)
     # 2. kopf and its runtime entry points, then the author's files.
     import kopf
     import kopf._runtime

@@ -13,7 +13,9 @@ import zipfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HANDLERS = '''
-import kopf, helperpkg.sub
+import os, kopf, helperpkg.sub
+
+TEMPLATE = open(os.path.join(os.path.dirname(__file__), "pvc.yaml")).read()  # at import
 
 @kopf.on.create("kopf.dev", "v1", "kopfexamples")
 def create_fn(**_):
@@ -28,6 +30,10 @@ _kopf_boot.boot(json.dumps({config}).encode())
 import kopf, kopf._runtime
 assert sys.path == [] and sys.path_hooks == [], (sys.path, sys.path_hooks)
 import probe_pyc, lazypkg.inner          # imported only now: from memory
+import handlers, os
+template = open(os.path.join(os.path.dirname(handlers.__file__), "pvc.yaml"), "rt").read()
+assert template == handlers.TEMPLATE == "size: {{size}}\\n", template
+assert open(os.path.join(os.path.dirname(handlers.__file__), "pvc.yaml"), "rb").read() == b"size: {{size}}\\n"
 manifest = json.loads(kopf._runtime.manifest())
 resp = json.loads(kopf._runtime.handle(json.dumps({{"handler": "create_fn", "kind": "create",
     "reason": "create", "body": {{"metadata": {{"name": "x"}}}}, "retry": 0}}).encode()))
@@ -56,6 +62,7 @@ class BootTest(unittest.TestCase):
                                 full = os.path.join(dirpath, f)
                                 z.write(full, os.path.relpath(full, ROOT))
                 z.writestr("handlers.py", HANDLERS)
+                z.writestr("pvc.yaml", "size: {size}\n")
                 z.writestr("helperpkg/__init__.py", "")
                 z.writestr("helperpkg/sub.py", "GREETING = 'hello'")
                 z.writestr("lazypkg/__init__.py", "")
