@@ -6,7 +6,9 @@ wait_for, timeouts and asyncio.sleep behave as usual) whose "selector"
 only sleeps until the next timer. In daemons and timers the sleep goes
 through the host's sleep_until_stopped, and when the host says stop, the
 pending ``asyncio.sleep`` calls end at once, so a loop such as
-``while not stopped: await asyncio.sleep(10)`` ends promptly.
+``while not stopped: await asyncio.sleep(10)`` ends promptly; a coroutine
+that waits again after that is cancelled (asyncio.CancelledError at its
+await), as Kopf cancels a daemon that does not exit.
 """
 
 import asyncio
@@ -29,11 +31,17 @@ class _Sleeper:
                 "the handler awaits something that nothing in the sandbox can finish "
                 "(no threads, sockets, subprocesses or background I/O here)")
         if timeout > 0:
-            start = self._loop.time()
+            loop = self._loop
+            if loop.stopped_seen:  # told to stop, and waiting again: cancel
+                loop.cancel_main()
+                loop.wake_sleeps()
+                return []
+            start = loop.time()
             if self._sleep(timeout):
-                self._loop.wake_sleeps()
+                loop.stopped_seen = True
+                loop.wake_sleeps()
             else:  # trust the host's clock: the time has passed
-                self._loop.advance_to(start + timeout)
+                loop.advance_to(start + timeout)
         return []
 
     def close(self):
@@ -51,6 +59,16 @@ class SandboxLoop(asyncio.BaseEventLoop):
         super().__init__()
         self._selector = _Sleeper(self, sleep or _plain_sleep)
         self._skew = 0.0
+        self.stopped_seen = False
+        self.main = None
+        self._cancelled = False
+
+    def cancel_main(self):
+        """Cancels the handler's coroutine once (asyncio.CancelledError at
+        its await), as Kopf cancels a daemon that goes on after its stop."""
+        if self.main is not None and not self._cancelled:
+            self._cancelled = True
+            self.main.cancel()
 
     def time(self):
         return time.monotonic() + self._skew
@@ -99,7 +117,8 @@ def run(coro, sleep=None, on_leftover=None):
     outer = asyncio.events._get_running_loop()
     asyncio.events._set_running_loop(None)
     try:
-        return loop.run_until_complete(coro)
+        loop.main = loop.create_task(coro)
+        return loop.run_until_complete(loop.main)
     finally:
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
         for task in pending:

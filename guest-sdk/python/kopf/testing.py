@@ -137,6 +137,7 @@ class Host:
         self.indexes = {}          # index id -> {object key -> result}
         self.objects = {}          # (group, resource, namespace, name) -> object
         self.stop_after = None     # sleeps until a daemon is stopped (None: never)
+        self.stopped = False       # True: daemons are asked to stop at once
         self.stop_reason = "deleted"
         self.sleeps = []           # seconds asked by sleep_until_stopped
         self.check_permissions = check_permissions
@@ -379,7 +380,7 @@ class Host:
         return self._is_stopped(req)
 
     def _is_stopped(self, req):
-        stopped = self.stop_after is not None and len(self.sleeps) >= self.stop_after
+        stopped = self.stopped or (self.stop_after is not None and len(self.sleeps) >= self.stop_after)
         return {"stopped": True, "reason": self.stop_reason} if stopped else {"stopped": False}
 
     def _kube_request(self, req):
