@@ -75,8 +75,13 @@ type Options struct {
 	// what was loaded or why not. Modules may then be empty.
 	ModuleResources bool
 
-	// Logger receives the operator's and the modules' logs. Default
-	// slog.Default().
+	// Logger receives the operator's and the modules' logs, and the API
+	// server's warnings (each message once, at warn). Default
+	// slog.Default(). The host sets no process-wide logger: what
+	// client-go writes to klog's global logger (a few reflector and
+	// leader-election messages) stays klog's; kopf-wasm run routes it to
+	// its own logger with klog.SetLogger(logr.FromSlogHandler(...)), and an
+	// embedder that wants the same can do so.
 	Logger *slog.Logger
 }
 

@@ -157,7 +157,8 @@ func healthProbe(cfg *rest.Config, hc *http.Client) (func(ctx context.Context) b
 }
 
 // restConfig copies cfg with the client's limiter, user agent and request
-// counter.
+// counter, and, unless cfg has a handler of its own, the API server's
+// warnings logged to the client's logger.
 func (c *Client) restConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = c.kube.UserAgent
@@ -168,6 +169,9 @@ func (c *Client) restConfig(cfg *rest.Config) *rest.Config {
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
 	cfg.Wrap(c.stats.wrap)
+	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
+		cfg.WarningHandlerWithContext = &warnings{log: c.log, seen: map[string]bool{}}
+	}
 	return cfg
 }
 

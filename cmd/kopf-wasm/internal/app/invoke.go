@@ -108,6 +108,7 @@ func invokeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer routeKlog(log)()
 			var calls []host.KubeCall
 			req, resp, err := host.Invoke(cmd.Context(), host.Invocation{
 				Module: a[0], Handler: o.handler, Object: obj, Old: old, ConvertTo: o.to, Logger: log, Settings: offlineSettings(),

@@ -150,6 +150,7 @@ func runCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer routeKlog(log)()
 			s, err := runSettings(o.config)
 			if err != nil {
 				return err
