@@ -58,7 +58,7 @@ class Call:
         if parent is None:
             self.patch = _structs.Patch()
             self.memo = _structs.Memo(request.get("memo") or {})
-            self.memo_was = dumps(self.memo)
+            self.memo_was = dumps(self.memo) if self.memo else "{}"
             self.warnings = []
             self.tree = None  # sub-handlers' shared state (_subhandlers.Tree)
             self.stopped = None

@@ -146,8 +146,9 @@ _OPTION_ORDER = ("errors", "timeout", "retries", "backoff", "param", "optional",
 
 
 def ordered(values, order):
-    """values without unset entries (None, False, empty), in Go's order."""
-    return {k: values[k] for k in order
+    """values without unset entries (None, False, empty), in Go's order,
+    integral seconds as ints (Go writes 5, not 5.0)."""
+    return {k: _structs._go_numbers(values[k]) for k in order
             if values.get(k) is not None and (k == "param" or values[k] not in (False, "", [], {}))}
 
 

@@ -76,7 +76,7 @@ def respond(req: dict, registry=None) -> dict:
         response["result"] = result
     if patch:
         response["patch"] = patch
-    memo = _structs.dumps(call.memo)
+    memo = _structs.dumps(call.memo) if call.memo or call.memo_was != "{}" else "{}"
     if memo != call.memo_was:
         response["memo"] = json.loads(memo)
     if handler.kind in ("validate", "mutate"):
@@ -89,4 +89,4 @@ def respond(req: dict, registry=None) -> dict:
         response["admission"] = verdict
     if call.tree is not None and call.tree.outcomes:
         response["subhandlers"] = call.tree.outcomes
-    return _structs._go_numbers(response)
+    return response

@@ -84,8 +84,33 @@ class _ReadOnly(dict):
 
     def __init__(self, content=None):
         super().__init__()
-        for key, value in (content or {}).items():
-            dict.__setitem__(self, key, _wrap(value))
+        if content:
+            dict.update(self, content)  # shallow: nested values are wrapped when read
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        if type(value) is dict or type(value) is list:
+            value = _wrap(value)
+            dict.__setitem__(self, key, value)  # wrapped once, then kept
+        return value
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def _wrap_all(self):
+        for key in self:
+            self[key]
+
+    def items(self):
+        self._wrap_all()
+        return dict.items(self)
+
+    def values(self):
+        self._wrap_all()
+        return dict.values(self)
 
     def __getattr__(self, name):
         try:
@@ -113,9 +138,10 @@ class _ReadOnly(dict):
 
 
 def _wrap(value):
+    """Dicts as read-only dicts; lists of dicts or lists as lists of those."""
     if isinstance(value, dict) and not isinstance(value, _ReadOnly):
         return _ReadOnly(value)
-    if isinstance(value, list):
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
         return [_wrap(v) for v in value]
     return value
 
