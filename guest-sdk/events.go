@@ -13,12 +13,10 @@ import (
 // handler, activities included. Each object needs apiVersion, kind and
 // metadata.name (metadata.namespace and uid when it has them); Events
 // about cluster-scoped objects go to the namespace "default", as Kopf's.
-// With no objects it posts about the object being handled. The first
+// With no objects it posts nothing, as Kopf's kopf.event([], ...);
+// [Context.PostEvent] posts about the object being handled. The first
 // failure is returned after every object was tried.
 func (c *Context) PostEventAbout(objs []Object, eventType, reason, message string) error {
-	if len(objs) == 0 {
-		return c.PostEvent(eventType, reason, message)
-	}
 	var errs []error
 	for _, obj := range objs {
 		ref := objectReference(obj)
@@ -37,9 +35,10 @@ func (c *Context) WarnAbout(objs []Object, reason, message string) error {
 	return c.PostEventAbout(objs, EventWarning, reason, message)
 }
 
-// Exception posts an Error Event about objs (the object being handled when
-// there are none), Kopf's kopf.exception: the reason defaults to the
-// error's type name, and the message is message followed by the error.
+// Exception posts an Error Event about objs (none when there are none;
+// []Object{ctx.Body()} for the object being handled), Kopf's
+// kopf.exception: the reason defaults to the error's type name, and the
+// message is message followed by the error.
 func (c *Context) Exception(objs []Object, reason, message string, err error) error {
 	if reason == "" {
 		reason = errorTypeName(err)

@@ -13,7 +13,8 @@ type quotaError struct{}
 func (*quotaError) Error() string { return "over quota" }
 
 // Events about other objects and Kopf's exception Events reach the host
-// with the object's reference, from resource handlers and activities.
+// with the object's reference, from resource handlers and activities; an
+// empty list of objects posts nothing, as in Kopf.
 func TestEventsAboutObjects(t *testing.T) {
 	fresh(t)
 	pod := Object{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p", "namespace": "ns", "uid": "u"}}
@@ -25,7 +26,17 @@ func TestEventsAboutObjects(t *testing.T) {
 		if err := ctx.WarnAbout([]Object{node}, "Pressure", "full"); err != nil {
 			return nil, err
 		}
-		if err := ctx.Exception(nil, "", "cannot schedule:", &quotaError{}); err != nil {
+		// No objects, no Events, as Kopf's kopf.event([], ...).
+		if err := ctx.PostEventAbout(nil, EventNormal, "Nothing", "about no object"); err != nil {
+			return nil, err
+		}
+		if err := ctx.InfoAbout([]Object{}, "Nothing", "about no object"); err != nil {
+			return nil, err
+		}
+		if err := ctx.Exception(nil, "", "about no object", &quotaError{}); err != nil {
+			return nil, err
+		}
+		if err := ctx.Exception([]Object{ctx.Body()}, "", "cannot schedule:", &quotaError{}); err != nil {
 			return nil, err
 		}
 		return nil, ctx.Exception([]Object{pod}, "Custom", "", errors.New("x"))
@@ -44,7 +55,7 @@ func TestEventsAboutObjects(t *testing.T) {
 		{Type: "Normal", Reason: "Started", Message: "hello", About: podRef},
 		{Type: "Normal", Reason: "Started", Message: "hello", About: nodeRef},
 		{Type: "Warning", Reason: "Pressure", Message: "full", About: nodeRef},
-		{Type: "Error", Reason: "quotaError", Message: "cannot schedule: over quota"},
+		{Type: "Error", Reason: "quotaError", Message: "cannot schedule: over quota", About: podRef},
 		{Type: "Error", Reason: "Custom", Message: "x", About: podRef},
 	}
 	var got []abi.EventRequest
