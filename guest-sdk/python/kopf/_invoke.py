@@ -2,15 +2,15 @@
 (plain or ``async def``), and its outcome, result, patch and memo folded
 into an abi.Response."""
 
-import asyncio
 import contextvars
 import datetime
 import functools
 import inspect
 import logging
+import time
 import traceback
 
-from . import _daemons, _errors, _filters, _host, _logging, _loop, _structs
+from . import _daemons, _errors, _filters, _host, _logging, _structs
 from ._structs import dumps, plain
 
 #: The call that is running (for kopf.register/execute, adopt, events).
@@ -149,7 +149,8 @@ class Call:
         timers (True once stopped), else plainly."""
         if self.stopped is not None:
             return self.stopped.sleep(seconds)
-        return _loop._plain_sleep(seconds)
+        time.sleep(seconds)
+        return False
 
     def invoke(self, fn, kwargs):
         """Calls fn with the kwargs it accepts; runs coroutines to the end."""
@@ -157,6 +158,7 @@ class Call:
         try:
             result = fn(**accepted(fn, kwargs))
             if inspect.isawaitable(result):
+                from . import _loop  # asyncio only when a handler is async
                 result = _loop.run(_awaited(result), sleep=self.sleep, on_leftover=_leftover)
             return result
         finally:

@@ -4,10 +4,10 @@ handle() never raises: a request it cannot read, a handler that is not
 there, and every failure of a handler become an abi.Response.
 """
 
-import asyncio
 import json
 import os
 import random
+import sys
 
 from . import _invoke, _logging, _registry, _structs
 
@@ -59,7 +59,8 @@ def respond(req: dict, registry=None) -> dict:
             return {"outcome": _invoke.outcome(exc, handler, handler.id)}
         return {"outcome": {"status": "success"}, "matched": matched}
     result, exc = call.run()
-    if isinstance(exc, asyncio.CancelledError) and call.stopped is not None and call.stopped._stopped:
+    asyncio = sys.modules.get("asyncio")
+    if asyncio and isinstance(exc, asyncio.CancelledError) and call.stopped is not None and call.stopped._stopped:
         exc = None  # cancelled after its stop (see _loop): the daemon ended as asked
     response = {}
     try:

@@ -27,9 +27,12 @@ def install(force=False):
         undo.append((owner, attr, owner.__dict__[attr]))
         setattr(owner, attr, refusal)
 
-    import threading
-    guard(threading.Thread, "start", _refuse(
-        "threads", "run the work in the handler itself (a daemon for long-running work)"))
+    try:
+        import threading
+        guard(threading.Thread, "start", _refuse(
+            "threads", "run the work in the handler itself (a daemon for long-running work)"))
+    except ImportError:
+        pass
     try:
         import socket
         guard(socket.socket, "__init__", _refuse(

@@ -133,6 +133,10 @@ def boot(config: bytes):
     # 2. kopf and its runtime entry points, then the author's files.
     import kopf
     import kopf._runtime
+    try:
+        import kopf._loop  # asyncio, for async handlers, into the snapshot too
+    except ImportError:
+        pass  # async handlers then fail with the import's error
     kopf._logging.install_root()
     if conf.get("name"):
         kopf._runtime.default_name = conf["name"]
