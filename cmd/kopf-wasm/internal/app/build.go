@@ -36,6 +36,14 @@ The language is detected from DIR's files:
   assemblyscript         entry, else assembly/index.ts; asc from DIR's
                          node_modules, the SDK's that package.json names by
                          path, or PATH)
+  *.py                   Python (Kopf's API): the Python runtime that
+                         hack/python-runtime.sh builds (or the folder
+                         $KOPF_WASM_PYTHON_RUNTIME names) with DIR's files
+                         and the SDK's kopf package, started once and
+                         snapshotted: every top-level .py file is imported,
+                         as 'kopf run a.py b.py' does; tests, hidden files
+                         and __pycache__ stay out, a native extension is
+                         refused
 
 Example - Build the module in the current folder:
   kopf-wasm build
@@ -47,7 +55,7 @@ func buildCmd(g *globals) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "build [flags] [DIR]",
-		Short: "Build a Go, Rust or AssemblyScript handler module to .wasm",
+		Short: "Build a Go, Rust, AssemblyScript or Python handler module to .wasm",
 		Long:  buildLong,
 		Args:  args(0, 1, "DIR"),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -64,8 +72,8 @@ func buildCmd(g *globals) *cobra.Command {
 			}
 			lang := detectLang(abs)
 			if lang == "" {
-				return clierr.Usagef(fmt.Errorf("build: %s holds no go.mod or .go files, Cargo.toml, or asconfig.json", dir),
-					"name the folder of a Go, Rust or AssemblyScript module (kopf-wasm init --lang creates one)")
+				return clierr.Usagef(fmt.Errorf("build: %s holds no go.mod or .go files, Cargo.toml, asconfig.json, or .py files", dir),
+					"name the folder of a Go, Rust, AssemblyScript or Python module (kopf-wasm init --lang creates one)")
 			}
 			if out == "" {
 				out = filepath.Join(abs, filepath.Base(abs)+".wasm")
@@ -99,6 +107,9 @@ func detectLang(dir string) string {
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(m) > 0 {
 		return scaffold.Go
 	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.py")); len(m) > 0 {
+		return scaffold.Python
+	}
 	return ""
 }
 
@@ -121,6 +132,8 @@ func buildModule(cmd *cobra.Command, g *globals, lang, dir, out string) error {
 		err = rustBuild(cmd, g, dir, tmp)
 	case scaffold.AssemblyScript:
 		err = asBuild(cmd, g, dir, tmp)
+	case scaffold.Python:
+		err = pythonBuild(cmd, g, dir, tmp)
 	}
 	if err != nil {
 		return err

@@ -29,6 +29,7 @@ const (
 	Go             = "go"
 	Rust           = "rust"
 	AssemblyScript = "assemblyscript"
+	Python         = "python"
 )
 
 // Langs lists the languages, in the order usage messages name them.

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
+	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/pybundle"
+	python "github.com/kopf-wasm/kopf-wasm/guest-sdk/python"
+	"github.com/kopf-wasm/kopf-wasm/host"
+)
+
+// The Python runtime's files, in the folder hack/python-runtime.sh builds.
+const (
+	pythonRuntimeWasm = "kopf-python.wasm"
+	pythonStdlibZip   = "python311.zip"
+	// pythonInit is the runtime's export that starts CPython and imports
+	// the module's files; it runs once, at build time.
+	pythonInit = "kopf_python_init"
+)
+
+// pythonRuntimeHint says how to get the Python runtime.
+const pythonRuntimeHint = "build it with hack/python-runtime.sh in a kopf-wasm checkout, or name its folder with KOPF_WASM_PYTHON_RUNTIME"
+
+// pythonRuntimeDir returns the folder of the Python runtime:
+// $KOPF_WASM_PYTHON_RUNTIME, else the one hack/python-runtime.sh last
+// built (python/current in the project's cache folder).
+func pythonRuntimeDir() string {
+	if d := os.Getenv("KOPF_WASM_PYTHON_RUNTIME"); d != "" {
+		return d
+	}
+	root := os.Getenv("KOPF_WASM_CACHE")
+	if root == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = filepath.Join(os.TempDir(), "cache")
+		}
+		root = filepath.Join(cache, "kopf-wasm")
+	}
+	return filepath.Join(root, "python", "current")
+}
+
+// pythonBuild makes a Python module: the runtime (CPython for WASI and
+// the shim that speaks the ABI), pre-initialised with the folder's files
+// and the SDK's imported, so that an instance starts with the handlers
+// registered. Files are read only at build time; the module carries them
+// in its memory.
+func pythonBuild(cmd *cobra.Command, g *globals, dir, out string) error {
+	rtDir := pythonRuntimeDir()
+	wasm, err := os.ReadFile(filepath.Join(rtDir, pythonRuntimeWasm))
+	if err == nil {
+		_, err = os.Stat(filepath.Join(rtDir, pythonStdlibZip))
+	}
+	if err != nil {
+		return clierr.New(fmt.Errorf("build: no Python runtime in %s (%w)", rtDir, errors.Unwrap(err)), pythonRuntimeHint)
+	}
+	b, err := pybundle.Build(dir, python.FS)
+	if err != nil {
+		return clierr.New(fmt.Errorf("build: %w", err), "fix the module's folder and build again")
+	}
+	bundleDir, err := os.MkdirTemp("", "kopf-wasm-bundle-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bundleDir)
+	if err := os.WriteFile(filepath.Join(bundleDir, "bundle.zip"), b.Zip, 0o644); err != nil {
+		return err
+	}
+	input, err := json.Marshal(pythonInitInput(b.Modules, filepath.Base(dir)))
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(g.streams.Err, nil))
+	snap, err := host.Preinitialize(cmd.Context(), host.Preinitialization{
+		Module: wasm,
+		Export: pythonInit,
+		Input:  input,
+		Mounts: []host.Mount{{Host: rtDir, Guest: "/python"}, {Host: bundleDir, Guest: "/bundle"}},
+		Logger: logger,
+	})
+	if err != nil {
+		return clierr.New(fmt.Errorf("build: importing the module's files failed: %w", err), "fix the error above (a Python traceback ends with the cause) and build again")
+	}
+	return os.WriteFile(out, snap, 0o644)
+}
+
+// pythonInitInput is the input of the runtime's kopf_python_init: where
+// Python finds its modules at build time, and what the boot script
+// (guest-sdk/python/runtime/_kopf_boot.py) imports and keeps in memory.
+func pythonInitInput(modules []string, name string) any {
+	const stdlib, bundle = "/python/" + pythonStdlibZip, "/bundle/bundle.zip"
+	return map[string]any{
+		"path": []string{bundle, stdlib},
+		"boot": "_kopf_boot",
+		"config": map[string]any{
+			"modules": modules,
+			"memzip":  []string{bundle, stdlib},
+			"name":    name,
+		},
+	}
+}
