@@ -6,6 +6,8 @@ See guest-sdk/python/README.md for what differs, and kopf.testing for
 tests without a cluster.
 """
 
+import logging
+
 from . import kube, on
 from ._daemons import DaemonStopped, DaemonStoppingReason
 from ._errors import (AdmissionError, ErrorsMode, HandlerChildrenRetry, PermanentError,
@@ -19,6 +21,7 @@ from ._registry import (OperatorRegistry, allow_hosts, get_default_registry, mod
                         set_default_registry)
 from ._structs import (EVERYTHING, Body, Diff, DiffItem, DiffOperation, Index, Memo, Meta, Patch,
                        Reason, Resource, Spec, Status, Store)
+from ._invoke import Settings as OperatorSettings
 from ._subhandlers import execute
 from . import _runtime, _sandbox
 
@@ -31,6 +34,15 @@ index = on.index
 subhandler = on.subhandler
 register = on.register
 
+Logger = logging.Logger
+
+
+def run(*args, **kwargs):
+    """Kopf's kopf.run(): not here, the host runs the module."""
+    raise RuntimeError("kopf.run() is not offered in a kopf-wasm module: "
+                       "build it with kopf-wasm build and run it with kopf-wasm run")
+
+
 _sandbox.install()
 
 __all__ = [
@@ -42,5 +54,5 @@ __all__ = [
     "warn", "exception", "Body", "Spec", "Meta", "Status", "Memo", "Patch", "Diff", "DiffItem",
     "DiffOperation", "Reason", "Resource", "Index", "Store", "EVERYTHING", "DaemonStopped",
     "DaemonStoppingReason", "OperatorRegistry", "get_default_registry", "set_default_registry",
-    "module", "permit", "allow_hosts",
+    "module", "permit", "allow_hosts", "OperatorSettings", "Logger", "run",
 ]

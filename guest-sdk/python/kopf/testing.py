@@ -29,9 +29,18 @@ import sys
 
 from . import _filters, _registry, _runtime, _structs
 
-__all__ = ["Host", "Result", "FilteredOut", "FakeHost"]
+__all__ = ["Host", "Result", "FilteredOut", "FakeHost", "KopfRunner"]
 
 CHANGING = _registry.CHANGING
+
+
+class KopfRunner:
+    """Kopf's KopfRunner runs an operator process against a cluster; a
+    kopf-wasm module is run by the host instead."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("kopf.testing.KopfRunner is not offered: test the handlers with "
+                           "kopf.testing.Host(), or run the module with kopf-wasm run against a cluster")
 
 
 class FilteredOut(AssertionError):
