@@ -78,6 +78,17 @@ class IndexTest(KopfTestCase):
         self.assertEqual([c for c in self.host.calls if c[0] == "index_lookup"][-1][1],
                          {"index": "sizes", "key": "a"})
 
+    def test_a_whole_index_not_carried_is_looked_up(self):
+        kopf.index(*KEX, id="sizes")(lambda name, spec, **_: {name: spec["size"]})
+        kopf.on.probe(id="p")(lambda sizes, **_: {k: list(v) for k, v in sizes.items()})
+        self.host.run("sizes", example(4, name="a"))
+        self.host.run("sizes", example(5, name="b"))
+        req = self.host.request("p")
+        req["indices"]["sizes"] = None
+        self.assertEqual(self.host.call(req).result, {"a": [4], "b": [5]})
+        self.assertEqual([c for c in self.host.calls if c[0] == "index_lookup"][-1][1],
+                         {"index": "sizes", "key": None, "all": True})
+
     def test_index_results_never_patch(self):
         @kopf.index(*KEX, id="i")
         def i(patch, **_):
@@ -148,6 +159,23 @@ class SubhandlerTest(KopfTestCase):
                          [("create/a", {"status": "success"}), ("create/b", {"status": "temporary", "message": "not yet", "delay": 1})])
         self.assertEqual(results[1].subhandlers[0].get("result"), "a")
         self.assertEqual(results[2].patch, {"status": {"b": 2}})
+
+    def test_execute_with_a_list_of_functions(self):
+        def first(**_):
+            return 1
+
+        def second(**_):
+            return 2
+
+        @kopf.on.create(*KEX, id="c")
+        def c(**_):
+            kopf.execute(fns=[first, second])
+            return "all done"
+
+        res = self.host.run("c", example())
+        self.assertEqual(res.result, "all done")
+        self.assertEqual([(s["id"].rsplit(".", 1)[-1], s["result"]) for s in res.subhandlers],
+                         [("first", 1), ("second", 2)])
 
     def test_register_and_nested_subhandlers(self):
         @kopf.on.update(*KEX, id="u")
