@@ -6,7 +6,6 @@ import contextvars
 import datetime
 import functools
 import inspect
-import logging
 import time
 import traceback
 

@@ -5,7 +5,7 @@ unchanged, so one function may carry several decorators (each is its own
 handler; changing ones share the function's id, as in Kopf).
 """
 
-from . import _errors, _registry, _subhandlers
+from . import _registry, _subhandlers
 from ._registry import error_options as _error_options, seconds
 
 __all__ = [

@@ -9,7 +9,7 @@ import textwrap
 import unittest
 import warnings
 
-from helpers import KopfTestCase, kopf
+from helpers import KopfTestCase
 
 EPHEMERAL = '''
 import os

@@ -135,7 +135,8 @@ class KwargsTest(KopfTestCase):
         body["status"] = {"phase": "x"}
         res = self.host.run("c", body)
         self.assertEqual(res.status, "success", res.message)
-        self.assertEqual((seen["name"], seen["namespace"], seen["uid"]), ("kopf-example-1", "default", "uid-kopf-example-1"))
+        self.assertEqual((seen["name"], seen["namespace"], seen["uid"]),
+                         ("kopf-example-1", "default", "uid-kopf-example-1"))
         self.assertEqual(seen["spec"].size, 3)
         self.assertEqual(seen["spec"].get("missing", 7), 7)
         self.assertEqual(seen["meta"].name, "kopf-example-1")

@@ -156,7 +156,8 @@ class SubhandlerTest(KopfTestCase):
         self.assertEqual(calls, ["parent", "parent", "parent", "after"])
         self.assertEqual(results[-1].result, "done")
         self.assertEqual([(s["id"], s.get("outcome")) for s in results[1].subhandlers],
-                         [("create/a", {"status": "success"}), ("create/b", {"status": "temporary", "message": "not yet", "delay": 1})])
+                         [("create/a", {"status": "success"}),
+                          ("create/b", {"status": "temporary", "message": "not yet", "delay": 1})])
         self.assertEqual(results[1].subhandlers[0].get("result"), "a")
         self.assertEqual(results[2].patch, {"status": {"b": 2}})
 
