@@ -281,6 +281,40 @@ impl<'h> Context<'h> {
         check(&call, &reply)
     }
 
+    /// Posts a Kubernetes Event about each of `objs` (Kopf's
+    /// kopf.event(objs, ...)): any objects, each with apiVersion, kind and
+    /// metadata.name (metadata.namespace and uid when it has them). No
+    /// objects post nothing, as in Kopf; [`Context::post_event`] posts
+    /// about the handled object. The first failure is returned after every
+    /// object was tried.
+    pub fn post_event_about(&self, objs: &[Value], event_type: &str, reason: &str, message: &str) -> Result<(), ApiError> {
+        let call = format!("post event {}", reason);
+        let mut first = Ok(());
+        for obj in objs {
+            let mut about = Value::object();
+            for (key, path) in [("apiVersion", "apiVersion"), ("kind", "kind"), ("name", "metadata.name"), ("namespace", "metadata.namespace"), ("uid", "metadata.uid")] {
+                let v = obj.str_at(path);
+                if !v.is_empty() {
+                    about.set_path(key, v);
+                }
+            }
+            let mut out = String::new();
+            let mut w = ObjWriter::new(&mut out);
+            w.str("type", event_type);
+            w.str("reason", reason);
+            w.str("message", message);
+            let written = w.value("about", &about).map_err(|e| ApiError::local(&call, e.to_string()));
+            w.end();
+            let result = written
+                .and_then(|_| self.host_call(abi::HOST_POST_EVENT, &out).map_err(|e| ApiError::local(&call, e)))
+                .and_then(|reply| check(&call, &reply));
+            if first.is_ok() {
+                first = result;
+            }
+        }
+        first
+    }
+
     /// The values stored under `key` in the index of handler `index`.
     pub fn index_lookup(&self, index: &str, key: impl Into<Value>) -> Result<Vec<Value>, ApiError> {
         let call = format!("index {}", index);
