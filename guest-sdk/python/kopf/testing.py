@@ -384,8 +384,14 @@ class Host:
         key = "null" if key is None else key if isinstance(key, str) else json.dumps(key, separators=(",", ":"))
         return {"values": index.get(key, [])}
 
+    #: Sleeps a daemon may take in one test when stop_after is not set.
+    MAX_SLEEPS = 1000
+
     def _sleep_until_stopped(self, req):
         self.sleeps.append(req.get("seconds"))
+        if self.stop_after is None and not self.stopped and len(self.sleeps) > self.MAX_SLEEPS:
+            raise AssertionError(f"the handler slept {self.MAX_SLEEPS} times and was never stopped: "
+                                 "set host.stop_after = n (or host.stopped = True) to stop it")
         return self._is_stopped(req)
 
     def _is_stopped(self, req):

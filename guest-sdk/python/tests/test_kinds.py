@@ -39,6 +39,16 @@ class DaemonTest(KopfTestCase):
         self.assertEqual(res.result, 2)
         self.assertEqual([round(s) for s in self.host.sleeps], [30, 30])
 
+    def test_a_daemon_never_stopped_fails_the_test_instead_of_hanging(self):
+        @kopf.daemon(*KEX, id="d")
+        def d(stopped, **_):
+            while not stopped:
+                stopped.wait(1)
+
+        res = self.host.run("d", example())
+        self.assertEqual(res.status, "error")
+        self.assertIn("was never stopped: set host.stop_after", res.message)
+
     def test_timers_get_stopped_too(self):
         kopf.timer(*KEX, id="t", interval=5)(lambda stopped, **_: bool(stopped))
         self.assertEqual(self.host.run("t", example()).result, False)
