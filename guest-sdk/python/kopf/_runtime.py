@@ -77,17 +77,45 @@ def respond(req: dict, registry=None) -> dict:
         response["result"] = result
     if patch:
         response["patch"] = patch
-    memo = _structs.dumps(call.memo) if call.memo or call.memo_was != "{}" else "{}"
-    if memo != call.memo_was:
-        response["memo"] = json.loads(memo)
+    memo = _changed_memo(call)
+    if memo is not None:
+        response["memo"] = memo
     if handler.kind in ("validate", "mutate"):
-        verdict = {"allowed": out["status"] == "success"}
-        if not verdict["allowed"]:
-            verdict["code"] = out.get("code") or 500
-            verdict["message"] = out.get("message", "")
-        if call.warnings:
-            verdict["warnings"] = [str(w) for w in call.warnings]
-        response["admission"] = verdict
+        response["admission"] = _verdict(out, call.warnings)
     if call.tree is not None and call.tree.outcomes:
         response["subhandlers"] = call.tree.outcomes
     return response
+
+
+def _changed_memo(call):
+    """The memo when the call changed it (None otherwise). Values that are
+    not JSON cannot be kept between calls: they are dropped, with a line."""
+    if not call.memo and call.memo_was == "{}":
+        return None
+    try:
+        text = _structs.dumps(call.memo)
+    except (TypeError, ValueError):
+        kept, dropped = {}, []
+        for key, value in call.memo.items():
+            try:
+                _structs.dumps(value)
+                kept[key] = value
+            except (TypeError, ValueError):
+                dropped.append(key)
+        _logging.logger.warning(
+            "memo keys %s are not JSON and are not kept: kopf-wasm keeps the memo as JSON between calls",
+            ", ".join(map(str, dropped)))
+        text = _structs.dumps(kept)
+    return None if text == call.memo_was else json.loads(text)
+
+
+def _verdict(outcome, warnings):
+    """A webhook's abi.AdmissionResponse: allowed on success, else denied
+    with the AdmissionError's code or 500, as Kopf does."""
+    verdict = {"allowed": outcome["status"] == "success"}
+    if not verdict["allowed"]:
+        verdict["code"] = outcome.get("code") or 500
+        verdict["message"] = outcome.get("message", "")
+    if warnings:
+        verdict["warnings"] = [str(w) for w in warnings]
+    return verdict

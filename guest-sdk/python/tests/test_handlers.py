@@ -208,6 +208,19 @@ class KwargsTest(KopfTestCase):
         self.assertEqual(unchanged.memo, {"n": 3})
 
 
+class MemoTest(KopfTestCase):
+
+    def test_values_that_are_not_json_are_dropped_with_a_line(self):
+        @kopf.on.startup(id="s")
+        def s(memo, **_):
+            memo.client = object()
+            memo.ready = True
+
+        res = self.host.run("s")
+        self.assertEqual((res.status, res.memo), ("success", {"ready": True}))
+        self.assertIn("memo keys client are not JSON", res.logs[0]["message"])
+
+
 class OutcomeTest(KopfTestCase):
 
     def run_raising(self, exc, kind="create", id="x", **options):
