@@ -16,9 +16,9 @@ import (
 )
 
 const initLong = `Create a new operator module in DIR (a new or empty folder), in Go (the
-default), Rust or AssemblyScript (--lang): create, update and delete
-handlers for a custom resource, their tests on the language's guest SDK test
-kit, the CRD, an example object, a Makefile and a README.
+default), Rust, AssemblyScript or Python (--lang): create, update and
+delete handlers for a custom resource, their tests on the language's guest
+SDK test kit, the CRD, an example object, a Makefile and a README.
 
   go              main.go, main_test.go (kopftest), go.mod; make test = go test
   rust            src/lib.rs with its tests (kopf::testing::Harness),
@@ -26,12 +26,14 @@ kit, the CRD, an example object, a Makefile and a README.
                   make test = cargo test
   assemblyscript  assembly/index.ts, test/run.mjs (the SDK's fake host, in
                   Node), asconfig.json, package.json; make test = node test/run.mjs
+  python          handlers.py (Kopf's decorators), test_handlers.py
+                  (kopf.testing's fake host); make test = python3 -m unittest
 
 The guest SDKs are not published yet, so the module refers to a kopf-wasm
 checkout's guest-sdk folder: the one --sdk names, or the one found above
 DIR. For Go, go.mod gets replace directives and 'go mod tidy' runs (without
-a checkout the README says how to add them); Rust and AssemblyScript modules
-need the checkout. Each module then builds (make build, i.e. kopf-wasm
+a checkout the README says how to add them); Rust, AssemblyScript and Python
+modules need the checkout. Each module then builds (make build, i.e. kopf-wasm
 build) and tests (make test) as generated.
 
 Example - A module for kind Widget in group demo.example.com:

@@ -1,10 +1,11 @@
 // Package scaffold writes a new operator module for `kopf-wasm init`, in Go,
-// Rust or AssemblyScript: create, update and delete handlers for a custom
-// resource, their tests on the language's guest SDK test kit (Go's kopftest,
-// Rust's kopf::testing::Harness, the AssemblyScript SDK's fake host), the
-// CRD, an example object, a Makefile and a README. The templates are in
-// template/ (Go), template/rust/ and template/assemblyscript/; Write renders
-// the language's set with Params.
+// Rust, AssemblyScript or Python: create, update and delete handlers for a
+// custom resource, their tests on the language's guest SDK test kit (Go's
+// kopftest, Rust's kopf::testing::Harness, the AssemblyScript SDK's fake
+// host, Python's kopf.testing), the CRD, an example object, a Makefile and
+// a README. The templates are in template/ (Go), template/rust/,
+// template/assemblyscript/ and template/python/; Write renders the
+// language's set with Params.
 package scaffold
 
 import (
@@ -21,7 +22,7 @@ import (
 	"text/template"
 )
 
-//go:embed template/*.tmpl template/rust/*.tmpl template/assemblyscript/*.tmpl
+//go:embed template/*.tmpl template/rust/*.tmpl template/assemblyscript/*.tmpl template/python/*.tmpl
 var templates embed.FS
 
 // Languages a module can be written in.
@@ -33,7 +34,7 @@ const (
 )
 
 // Langs lists the languages, in the order usage messages name them.
-var Langs = []string{Go, Rust, AssemblyScript}
+var Langs = []string{Go, Rust, AssemblyScript, Python}
 
 // files maps, for each language, each template (a path under template/) to
 // the file it writes.
@@ -68,6 +69,15 @@ var files = map[string]map[string]string{
 		"template/assemblyscript/Makefile.tmpl":      "Makefile",
 		"template/assemblyscript/README.md.tmpl":     "README.md",
 		"template/gitignore.tmpl":                    ".gitignore",
+	},
+	Python: {
+		"template/python/handlers.py.tmpl":      "handlers.py",
+		"template/python/test_handlers.py.tmpl": "test_handlers.py",
+		"template/crd.yaml.tmpl":                "crd.yaml",
+		"template/object.yaml.tmpl":             "object.yaml",
+		"template/python/Makefile.tmpl":         "Makefile",
+		"template/python/README.md.tmpl":        "README.md",
+		"template/python/gitignore.tmpl":        ".gitignore",
 	},
 }
 
