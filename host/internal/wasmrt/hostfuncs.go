@@ -65,7 +65,8 @@ func hostOutputWrite(_ context.Context, c *call, s []uint64) {
 
 // serveHostFunc adapts fn to Extism's convention for host functions: one
 // i64 in (the offset of the request block in kernel memory), one i64 out
-// (the offset of the reply block, or 0). A panic in fn becomes a 500 reply.
+// (the offset of the reply block, or 0). A panic in fn becomes a 500 reply;
+// a reply of errSleepInterrupted ends the call.
 func serveHostFunc(name string, fn hostFunc) func(context.Context, *call, []uint64) {
 	return func(ctx context.Context, c *call, stack []uint64) {
 		k := c.kernelOrFault()
@@ -75,6 +76,9 @@ func serveHostFunc(name string, fn hostFunc) func(context.Context, *call, []uint
 			reply = abi.HostReply{Error: badRequest(name, err)}
 		} else {
 			reply = safeCall(ctx, c, name, fn, in)
+		}
+		if reply == any(errSleepInterrupted) {
+			panic(errSleepInterrupted) // ends the call, as sleeper.sleep does
 		}
 		stack[0] = 0
 		if reply == nil {
@@ -145,12 +149,23 @@ func hostIndexLookup(ctx context.Context, c *call, in []byte) any {
 	return c.host.IndexLookup(ctx, req)
 }
 
+// hostSleepUntilStopped sleeps as the call's Host does. When the call's
+// context ended during the sleep (its timeout, a daemon's termination, the
+// host's shutdown), it ends the call instead of replying, as a WASI sleep
+// is ended: the guest would otherwise resume, and one that reaches no loop
+// check before it returns (the checks look at the flag once per 4096)
+// would have its result taken after its timeout. Outside a daemon nothing
+// asks a sleeper to stop, so its call's timeout is what ends it.
 func hostSleepUntilStopped(ctx context.Context, c *call, in []byte) any {
 	var req abi.SleepRequest
 	if err := json.Unmarshal(in, &req); err != nil || req.Seconds < 0 {
 		req.Seconds = 0
 	}
-	return c.host.SleepUntilStopped(ctx, time.Duration(req.Seconds*float64(time.Second)))
+	resp := c.host.SleepUntilStopped(ctx, time.Duration(req.Seconds*float64(time.Second)))
+	if ctx.Err() != nil {
+		return errSleepInterrupted
+	}
+	return resp
 }
 
 func hostIsStopped(ctx context.Context, c *call, _ []byte) any {

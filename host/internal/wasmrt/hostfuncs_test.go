@@ -162,3 +162,38 @@ func TestHostFunctionsHostFailures(t *testing.T) {
 		t.Errorf("a failing host: %+v, want its error as a 500", herr)
 	}
 }
+
+// TestHostSleepEndsTheCall: sleep_until_stopped replies when its sleep
+// ends by itself, and ends the call (as a WASI sleep does) when the call's
+// context ends first, whatever the guest would do on waking. Outside a
+// daemon ([NoHost]) nothing else ends an hour's sleep.
+func TestHostSleepEndsTheCall(t *testing.T) {
+	serve := serveHostFunc(abi.HostSleepUntilStopped, hostSleepUntilStopped)
+	c := &call{host: NoHost{}, kernel: newKernel(1 << 20)}
+	sleep := func(ctx context.Context, seconds string) (reply string, ended bool) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v != any(errSleepInterrupted) {
+					t.Fatalf("panic %v, want errSleepInterrupted", v)
+				}
+				ended = true
+			}
+		}()
+		stack := []uint64{c.kernel.write([]byte(`{"seconds":` + seconds + `}`))}
+		serve(ctx, c, stack)
+		b, err := c.kernel.bytes(stack[0])
+		if err != nil {
+			t.Fatalf("no reply: %v", err)
+		}
+		return string(b), false
+	}
+
+	if reply, ended := sleep(t.Context(), "0.001"); ended || reply != `{"stopped":false}` {
+		t.Errorf("a short sleep: reply %q, ended %v; want a reply", reply, ended)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if reply, ended := sleep(ctx, "3600"); !ended {
+		t.Errorf("an hour's sleep past the call's timeout: reply %q, want the call ended", reply)
+	}
+}

@@ -8,9 +8,9 @@ import (
 )
 
 // errSleepInterrupted ends a call whose guest sleeps (WASI poll_oneoff with
-// a clock) when the call's context ends. The sleep panics with it, wazero
-// turns the panic into the call's error, and the instance is discarded as
-// after any interrupted call.
+// a clock, or the host's sleep_until_stopped) when the call's context
+// ends. The sleep panics with it, wazero turns the panic into the call's
+// error, and the instance is discarded as after any interrupted call.
 var errSleepInterrupted = errors.New("the guest's sleep was interrupted: its call ended")
 
 // sleeper serves the WASI sleeps of one instance (wazero's
