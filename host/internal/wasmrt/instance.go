@@ -178,6 +178,11 @@ func (i *instance) classify(ctx context.Context, rc uint32, err error, interrupt
 	case strings.Contains(err.Error(), "wasm stack trace"):
 		e.Kind = KindTrap
 		if detail == "" {
+			// A guest without stderr says why it traps with error_set
+			// first (the AssemblyScript SDK's abort does).
+			e.Detail = i.kernel.errorMessage()
+		}
+		if e.Detail == "" {
 			e.Detail = err.Error()
 		}
 	default:
