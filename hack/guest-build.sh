@@ -3,6 +3,8 @@
 #
 #   hack/guest-build.sh rust DIR OUT            (a cdylib crate: cargo build --release --target wasm32-wasi)
 #   hack/guest-build.sh assemblyscript DIR OUT  (an AssemblyScript module: DIR/assembly/index.ts)
+#   hack/guest-build.sh python DIR OUT          (a folder of .py files: kopf-wasm build, with the
+#                                               Python runtime of hack/python-runtime.sh)
 #
 # The output is written to a temporary file and renamed into place, so that
 # concurrent test binaries never see half a module. Used by the Makefile
@@ -28,7 +30,14 @@ case "$lang" in
     asdir="$root/guest-sdk/assemblyscript"
     "$asdir/node_modules/.bin/asc" "$dir/assembly/index.ts" --config "$asdir/asconfig.json" --target release --outFile "$tmp"
     ;;
-  *) echo "guest-build: unknown language $lang (rust, assemblyscript)" >&2; exit 2 ;;
+  python)
+    # This checkout's CLI, built beside the output (test binaries may race).
+    cli="$tmp.cli"
+    trap 'rm -f "$tmp" "$cli"' EXIT
+    (cd "$root" && go build -o "$cli" ./cmd/kopf-wasm)
+    KOPF_WASM_PYTHON_RUNTIME="$("$root/hack/python-runtime.sh" --print)" "$cli" build "$dir" -o "$tmp" >/dev/null
+    ;;
+  *) echo "guest-build: unknown language $lang (rust, assemblyscript, python)" >&2; exit 2 ;;
 esac
 mv "$tmp" "$out"
 trap - EXIT

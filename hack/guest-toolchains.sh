@@ -9,10 +9,13 @@
 #                   used offline from /usr/share/cargo/registry).
 #   AssemblyScript: the assemblyscript compiler from npm, pinned by
 #                   guest-sdk/assemblyscript/package-lock.json (npm ci).
+#   Python:         the Python runtime (CPython for wasm32-wasi and its
+#                   stdlib), built from Debian's packages and sources by
+#                   hack/python-runtime.sh into the project's cache.
 #
 # Usage:
-#   hack/guest-toolchains.sh install [rust|assemblyscript|all]   (root for apt-get)
-#   hack/guest-toolchains.sh check   [rust|assemblyscript|all]   (one line on failure)
+#   hack/guest-toolchains.sh install [rust|assemblyscript|python|all]   (root for apt-get)
+#   hack/guest-toolchains.sh check   [rust|assemblyscript|python|all]   (one line on failure)
 #
 # The Rust build always uses Debian's /usr/bin/rustc and /usr/bin/cargo: a
 # rustup toolchain on PATH usually lacks the wasm targets.
@@ -65,12 +68,26 @@ install_as() {
   check_as
 }
 
+check_python() {
+  if ! "$root/hack/python-runtime.sh" --print >/dev/null 2>&1; then
+    echo "the Python runtime is not built; run: CI=true hack/python-runtime.sh (root for apt-get; about 10 minutes, once)" >&2
+    return 1
+  fi
+}
+
+install_python() {
+  CI=true "$root/hack/python-runtime.sh" >/dev/null
+  check_python
+}
+
 case "$action/$which" in
   install/rust) install_rust ;;
   install/assemblyscript) install_as ;;
-  install/all) install_rust && install_as ;;
+  install/python) install_python ;;
+  install/all) install_rust && install_as && install_python ;;
   check/rust) check_rust ;;
   check/assemblyscript) check_as ;;
-  check/all) check_rust && check_as ;;
-  *) echo "usage: hack/guest-toolchains.sh install|check [rust|assemblyscript|all]" >&2; exit 2 ;;
+  check/python) check_python ;;
+  check/all) check_rust && check_as && check_python ;;
+  *) echo "usage: hack/guest-toolchains.sh install|check [rust|assemblyscript|python|all]" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 // Package guestwasm gives tests the wasm modules built from this
-// repository's non-Go guests: the Rust and AssemblyScript examples and
-// test guests under examples/rust and examples/assemblyscript.
+// repository's non-Go guests: the Rust, AssemblyScript and Python examples
+// and test guests under examples/rust, examples/assemblyscript and
+// examples/python.
 //
 // Tests call [Path] or [Bytes] with a language and a directory name
 // ("rust", "kopfexample"). The module is built, once per test binary, by
@@ -27,10 +28,11 @@ import (
 const (
 	Rust           = "rust"
 	AssemblyScript = "assemblyscript"
+	Python         = "python"
 )
 
 // prefix is the file name prefix of a language's modules in bin/wasm.
-var prefix = map[string]string{Rust: "rust-", AssemblyScript: "as-"}
+var prefix = map[string]string{Rust: "rust-", AssemblyScript: "as-", Python: "py-"}
 
 var (
 	mu     sync.Mutex

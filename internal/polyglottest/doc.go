@@ -1,5 +1,6 @@
 // Package polyglottest holds the end-to-end tests of the example operators
-// written in other languages than Go (examples/rust, examples/assemblyscript):
+// written in other languages than Go (examples/rust, examples/assemblyscript,
+// examples/python):
 // each runs the module with the host (host.Run) on the real local control
 // plane (internal/testenv), in a namespace of its own, beside the Go
 // example it mirrors, and asserts the same outcomes for every language.

@@ -14,14 +14,18 @@ import (
 // with the object's context, and a deletion that the delete handler's
 // finalizer lets through once it has run.
 func TestKopfExample(t *testing.T) {
-	for _, m := range modules("kopfexample", "kopfexample", guestwasm.Rust, guestwasm.AssemblyScript) {
+	for _, m := range modules("kopfexample", "kopfexample", guestwasm.Rust, guestwasm.AssemblyScript, guestwasm.Python) {
 		t.Run(m.lang, func(t *testing.T) {
 			ns := "kex-" + m.lang
 			logs := operator(t, ns, m.path(t))
 			create(t, kopfexamples, ns, map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
 				"metadata": map[string]any{"name": "kopf-example-1"}, "spec": map[string]any{"field": "value"}})
 			e2etest.Eventually(t, 30*time.Second, "create", hasValue(t, kopfexamples, ns, "kopf-example-1", "hello world", "status", "create_fn", "message"))
-			e2etest.Eventually(t, 10*time.Second, "create log", logged(logs, "And here we are! Creating", "handler=create_fn", "field:value"))
+			spec := "field:value" // Go's, Rust's and AssemblyScript's structured attribute
+			if m.lang == guestwasm.Python {
+				spec = "{'field': 'value'}" // Kopf's f-string of the spec
+			}
+			e2etest.Eventually(t, 10*time.Second, "create log", logged(logs, "And here we are! Creating", "handler=create_fn", spec))
 
 			mergePatch(t, kopfexamples, ns, "kopf-example-1", `{"spec":{"field":"changed"}}`)
 			e2etest.Eventually(t, 30*time.Second, "update", hasValue(t, kopfexamples, ns, "kopf-example-1", "updated", "status", "update_fn", "message"))

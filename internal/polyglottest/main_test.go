@@ -43,7 +43,8 @@ func TestMain(m *testing.M) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		env, err = testenv.New(ctx, testenv.Options{CRDPaths: []string{filepath.Join(root, "examples", "crd.yaml"),
-			filepath.Join(root, "examples", "10-conversion", "crd.yaml")}, ControllerManager: true})
+			filepath.Join(root, "examples", "10-conversion", "crd.yaml"),
+			filepath.Join(root, "examples", "python", "ephemeral", "crd.yaml")}, ControllerManager: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -66,7 +67,7 @@ var (
 
 // module is one language's build of an example.
 type module struct {
-	lang string // "go", guestwasm.Rust, guestwasm.AssemblyScript
+	lang string // "go", guestwasm.Rust, guestwasm.AssemblyScript, guestwasm.Python
 	path func(t *testing.T) string
 }
 
