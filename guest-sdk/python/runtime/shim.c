@@ -441,7 +441,8 @@ static int init_fail(const char *what, const char *detail) {
 static int start_python(PyConfig *config) {
     PyStatus st = Py_InitializeFromConfig(config);
     if (PyStatus_Exception(st)) {
-        return init_fail("the interpreter did not start", st.err_msg ? st.err_msg : "exit");
+        return init_fail("the interpreter did not start (is python311.zip in \"path\"?)",
+                         st.err_msg ? st.err_msg : "exit");
     }
     return 0;
 }
