@@ -580,6 +580,27 @@ export class Context {
     const reply = Value.parse(hostCall("post_event", new W().str("type", type).str("reason", reason).str("message", message).done()));
     return apiError("post event " + reason, reply);
   }
+  /** Posts a Kubernetes Event about each of objs (Kopf's kopf.event(objs,
+   * ...)): any objects, each with apiVersion, kind and metadata.name
+   * (metadata.namespace and uid when it has them). An empty list posts
+   * nothing, as in Kopf; postEvent posts about the handled object. The
+   * first failure, after every object was tried; null on success. */
+  postEventAbout(objs: Array<Value>, type: string, reason: string, message: string): ApiError | null {
+    let first: ApiError | null = null;
+    for (let i = 0; i < objs.length; i++) {
+      const about = Value.object();
+      const keys = ["apiVersion", "kind", "name", "namespace", "uid"];
+      const paths = ["apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.uid"];
+      for (let k = 0; k < keys.length; k++) {
+        const v = objs[i].strAt(paths[k]);
+        if (v.length > 0) about.setStr(keys[k], v);
+      }
+      const reply = Value.parse(hostCall("post_event", new W().str("type", type).str("reason", reason).str("message", message).value("about", about).done()));
+      const err = apiError("post event " + reason, reply);
+      if (first === null) first = err;
+    }
+    return first;
+  }
 
   /** The values under key in the index of handler `index` (lastError on failure). */
   indexLookup(index: string, key: Value): Array<Value> {

@@ -221,5 +221,18 @@ test("conversion: registration mistakes fail the manifest", () => {
   });
 });
 
+// Events about other objects carry each one's reference; an empty list
+// posts nothing, as Kopf's kopf.event([], ...).
+const events = build(join(sdk, "test", "events.ts"), "events");
+test("events about objects, and about none", () => {
+  const h = new FakeHost(events);
+  const obj = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "a", namespace: "default" } };
+  assert.deepEqual(h.run("post", obj).response.outcome, { status: "success" });
+  assert.deepEqual(h.events(), [
+    { type: "Warning", reason: "Pressure", message: "full", about: { apiVersion: "v1", kind: "Pod", name: "p", namespace: "ns", uid: "u" } },
+    { type: "Warning", reason: "Pressure", message: "full", about: { apiVersion: "v1", kind: "Node", name: "n1" } },
+  ]);
+});
+
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
