@@ -79,8 +79,12 @@ func (k HandlerKind) IsWebhook() bool { return k == KindValidate || k == KindMut
 
 // HandlerSpec declares one handler.
 type HandlerSpec struct {
-	// ID is unique within the module. Kopf's defaults apply: the function
-	// name, "fn/spec.field" for field handlers.
+	// ID is unique within the module, except that one function may be
+	// declared as several changing handlers of different kinds under one
+	// id (Kopf's @kopf.on.resume with @kopf.on.create): they share one
+	// progress record and run at most once per cause (see
+	// [Manifest.Validate]). Kopf's defaults apply: the function name,
+	// "fn/spec.field" for field handlers.
 	ID   string      `json:"id"`
 	Kind HandlerKind `json:"kind"`
 	// Resource selects the objects; empty for activities.

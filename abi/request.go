@@ -32,7 +32,8 @@ const (
 // SDK derives spec, meta, status, labels and annotations views from Body.
 type Request struct {
 	Call Call `json:"call,omitempty"`
-	// Handler is the [HandlerSpec.ID] to run, and Kind its kind.
+	// Handler is the [HandlerSpec.ID] to run, and Kind its kind: an id
+	// that several changing handlers share is told apart by its kind.
 	Handler string      `json:"handler"`
 	Kind    HandlerKind `json:"kind"`
 	// Reason is set for changing handlers.

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -39,19 +40,18 @@ func (m *Manifest) Validate() error {
 	if m.Module.Name == "" {
 		p.add("module.name is empty")
 	}
-	seen := map[string]bool{}
+	seen := map[string][]HandlerKind{}
 	for i, h := range m.Handlers {
 		where := fmt.Sprintf("handler[%d]", i)
 		if h.ID != "" {
 			where = fmt.Sprintf("handler %q", h.ID)
 		}
-		switch {
-		case h.ID == "":
+		if h.ID == "" {
 			p.add("%s has no id", where)
-		case seen[h.ID]:
-			p.add("%s is declared twice", where)
+		} else if problem := sharedID(h.Kind, seen[h.ID]); problem != "" {
+			p.add("%s %s", where, problem)
 		}
-		seen[h.ID] = true
+		seen[h.ID] = append(seen[h.ID], h.Kind)
 		h.validate(where, &p)
 	}
 	for i, perm := range m.Permissions.Kubernetes {
@@ -61,6 +61,28 @@ func (m *Manifest) Validate() error {
 		return &ManifestError{Module: m.Module.Name, Problems: p}
 	}
 	return nil
+}
+
+// sharedID says what is wrong with declaring another handler of kind under
+// an id already declared for the kinds before, or "" when nothing is. As
+// Kopf lets one function carry several of its changing decorators
+// (@kopf.on.resume with @kopf.on.create, the pattern its documentation
+// shows), an id may repeat across create, update, delete, resume and field
+// handlers, once per kind: the entries are one function with one progress
+// record, run at most once per cause (the first due entry in manifest
+// order), as Kopf deduplicates a cause's handlers by function and id. The
+// guest tells the entries apart by [Request.Kind]. Other kinds key state by
+// id alone (a daemon, an index, a webhook's path) and never repeat one.
+func sharedID(kind HandlerKind, before []HandlerKind) string {
+	switch {
+	case len(before) == 0:
+		return ""
+	case !kind.IsChanging() || !before[0].IsChanging():
+		return "is declared twice (only create, update, delete, resume and field handlers share an id)"
+	case slices.Contains(before, kind):
+		return fmt.Sprintf("is declared twice as a %s handler: give one of them an id of its own, or join their filters in one registration", kind)
+	}
+	return ""
 }
 
 type problems []string

@@ -22,7 +22,7 @@ func (r *registry) handleJSON(input []byte, host hostcall.Host) ([]byte, error) 
 }
 
 func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
-	h := r.byID[req.Handler]
+	h := r.lookup(req.Handler, req.Kind)
 	if h == nil {
 		return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeError,
 			Message: fmt.Sprintf("module %q has no handler %q; rebuild or reload the module", r.module.Name, req.Handler)}}

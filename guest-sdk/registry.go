@@ -28,9 +28,11 @@ var registered = &registry{}
 // identity, permissions, and any mistakes found while registering (they
 // are reported by the manifest export, as Kopf raises at decoration time).
 type registry struct {
-	module      abi.ModuleInfo
-	handlers    []*handler
-	byID        map[string]*handler
+	module   abi.ModuleInfo
+	handlers []*handler
+	// byID holds each id's handlers: several for one function declared as
+	// changing handlers of several kinds, told apart by the request's kind.
+	byID        map[string][]*handler
 	permissions abi.Permissions
 	problems    []string
 }
@@ -39,7 +41,10 @@ type registry struct {
 type handler struct {
 	spec abi.HandlerSpec
 	fn   Handler
-	when func(*Context) bool
+	// fnName names the author's function, to tell two functions under one
+	// id from one function under several kinds.
+	fnName string
+	when   func(*Context) bool
 	// callbacks are the callable label, annotation and value filters
 	// (callbacks.go), evaluated before when.
 	callbacks []func(*Context) bool
@@ -56,7 +61,7 @@ func (r *registry) add(kind abi.HandlerKind, sel *abi.ResourceSelector, fn Handl
 // addNamed adds a handler whose default id is name (the author's function
 // when fn adapts a kind-specific handler type).
 func (r *registry) addNamed(kind abi.HandlerKind, sel *abi.ResourceSelector, fn Handler, name string, opts []Option) {
-	h := &handler{spec: abi.HandlerSpec{Kind: kind, Resource: sel}, fn: fn}
+	h := &handler{spec: abi.HandlerSpec{Kind: kind, Resource: sel}, fn: fn, fnName: name}
 	if fn == nil {
 		r.problem("a %s handler has no function", kind)
 		return
@@ -85,12 +90,30 @@ func (r *registry) addNamed(kind abi.HandlerKind, sel *abi.ResourceSelector, fn 
 		m(h.spec.ID)
 	}
 	if r.byID == nil {
-		r.byID = map[string]*handler{}
+		r.byID = map[string][]*handler{}
 	}
-	if r.byID[h.spec.ID] == nil {
-		r.byID[h.spec.ID] = h
+	if same := r.byID[h.spec.ID]; len(same) > 0 && same[0].fnName != h.fnName {
+		r.problem("handler %q is declared twice, for %s and for %s: give one of them an id of its own",
+			h.spec.ID, same[0].fnName, h.fnName)
 	}
+	r.byID[h.spec.ID] = append(r.byID[h.spec.ID], h)
 	r.handlers = append(r.handlers, h)
+}
+
+// lookup returns the handler a request names: by id, and among the
+// entries of one function declared under several kinds, by kind (the
+// first entry when none has the request's kind).
+func (r *registry) lookup(id string, kind abi.HandlerKind) *handler {
+	same := r.byID[id]
+	for _, h := range same {
+		if h.spec.Kind == kind {
+			return h
+		}
+	}
+	if len(same) == 0 {
+		return nil
+	}
+	return same[0]
 }
 
 // manifest builds the module's manifest, or returns an *abi.ManifestError

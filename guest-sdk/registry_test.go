@@ -1,6 +1,8 @@
 package kopf
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +78,15 @@ func TestRegistrationMistakes(t *testing.T) {
 			"use kopf.Absent"},
 		{"value without field", func() { OnUpdate("", "v1", "pods", createFn, New("x")) },
 			"filters on value/old/new without a field"},
-		{"duplicate ids", func() { OnCreate("", "v1", "pods", createFn); OnUpdate("", "v1", "pods", createFn, ID("createFn")) },
-			`handler "createFn" is declared twice`},
+		{"one id for two functions", func() {
+			OnCreate("", "v1", "pods", createFn)
+			OnUpdate("", "v1", "pods", operator{}.reconcile, ID("createFn"))
+		},
+			`handler "createFn" is declared twice, for createFn and for operator.reconcile`},
+		{"one function twice as one kind", func() { OnCreate("", "v1", "pods", createFn); OnCreate("", "v1", "pods", createFn) },
+			`handler "createFn" is declared twice as a create handler`},
+		{"one function as a daemon and a create handler", func() { OnCreate("", "v1", "pods", createFn); Daemon("", "v1", "pods", createFn) },
+			`handler "createFn" is declared twice (only create, update, delete, resume and field handlers share an id)`},
 		{"nil function", func() { OnCreate("", "v1", "pods", nil) }, "a create handler has no function"},
 		{"empty operations", func() { OnValidate("", "v1", "pods", createFn, Operations()) }, "no operations"},
 		{"empty versions", func() { OnConvert("kopf.dev", "v1", "widgets", createFn, Versions()) }, "no versions"},
@@ -155,5 +164,45 @@ func TestDefaultModuleName(t *testing.T) {
 	}
 	if m.Module.Name != "guest-sdk" {
 		t.Errorf("default module name = %q, want the main package's last path element", m.Module.Name)
+	}
+}
+
+// One function under several changing kinds (Kopf's @kopf.on.resume with
+// @kopf.on.create) is one id in the manifest, once per kind; each entry
+// keeps its own filters, and the request's kind picks the entry.
+func TestOneFunctionUnderSeveralKinds(t *testing.T) {
+	r := fresh(t)
+	var reasons []Reason
+	fn := func(ctx *Context) (any, error) {
+		reasons = append(reasons, ctx.Reason())
+		return string(ctx.Reason()), nil
+	}
+	OnResume("", "v1", "pods", fn, ID("reconcile"), When(func(*Context) bool { return false }))
+	OnCreate("", "v1", "pods", fn, ID("reconcile"))
+	OnUpdate("", "v1", "pods", fn, ID("reconcile"), Labels(map[string]any{"app": func(v any, _ *Context) bool { return v == "web" }}))
+	m, err := r.manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range m.Handlers {
+		got = append(got, fmt.Sprintf("%s %s when=%v", h.ID, h.Kind, h.Filters.When))
+	}
+	if want := "[reconcile resume when=true reconcile create when=false reconcile update when=true]"; fmt.Sprint(got) != want {
+		t.Errorf("manifest handlers = %v, want %s", got, want)
+	}
+	body := json.RawMessage(`{"metadata":{"labels":{"app":"web"}}}`)
+	for _, tt := range []struct {
+		kind abi.HandlerKind
+		want bool
+	}{{abi.KindResume, false}, {abi.KindUpdate, true}, {abi.KindCreate, true}} {
+		resp := run(t, &recorder{}, abi.Request{Call: abi.CallWhen, Handler: "reconcile", Kind: tt.kind, Body: body})
+		if resp.Matched == nil || *resp.Matched != tt.want {
+			t.Errorf("when of the %s entry = %v, want %v", tt.kind, resp.Matched, tt.want)
+		}
+	}
+	resp := run(t, &recorder{}, abi.Request{Handler: "reconcile", Kind: abi.KindUpdate, Reason: abi.ReasonUpdate, Body: body})
+	if resp.Outcome.Status != abi.OutcomeSuccess || string(resp.Result) != `"update"` || fmt.Sprint(reasons) != "[update]" {
+		t.Errorf("the update entry's call: %+v, reasons %v", resp, reasons)
 	}
 }

@@ -42,6 +42,7 @@ func allScenarios() []scenario {
 		spawningScenarios(),
 		restartScenarios(),
 		subhandlerScenarios(),
+		severalKindsScenarios(),
 	} {
 		all = append(all, group...)
 	}

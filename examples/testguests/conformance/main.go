@@ -41,6 +41,9 @@
 //	conf/subhandlers       sub_fn, a create handler that registers a
 //	                       sub-handler per name in spec.subs (ids
 //	                       sub_fn/<name>, behaviour key sub_fn-<name>)
+//	conf/multi             multi_fn, one function registered as a create,
+//	                       an update and a resume handler under one id
+//	                       (Kopf's decorators stacked on one function)
 //
 // and by labels: matched_create_fn and matched_update_fn run only on
 // objects labelled match=yes (the label-filter scenarios).
@@ -95,6 +98,9 @@ func init() {
 	kopf.Timer(group, version, plural, timer, kopf.ID("timer_fn"), on("conf/timer"), kopf.Interval(time.Hour))
 	kopf.Daemon(group, version, plural, daemon, kopf.ID("daemon_fn"), on("conf/daemon"))
 	kopf.OnCreate(group, version, plural, subParent, kopf.ID("sub_fn"), on("conf/subhandlers"))
+	kopf.OnCreate(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
+	kopf.OnUpdate(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
+	kopf.OnResume(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
 }
 
 // subParent registers a sub-handler per name in spec.subs, each behaving

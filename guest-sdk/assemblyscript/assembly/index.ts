@@ -348,17 +348,47 @@ function handlerJSON(h: Registration): string {
 
 const ACTIVITIES = ["startup", "cleanup", "probe"];
 
+const CHANGING_KINDS = ["create", "update", "delete", "resume", "field"];
+
+/** What is wrong with declaring handler number i under an id declared
+ * before it, or "" (abi.Validate's rule): one function may be declared as
+ * changing handlers (create, update, delete, resume, field) of several
+ * kinds under one id, once per kind, as Kopf lets one function carry
+ * several of its decorators; the entries share one progress record and the
+ * host runs one of them per cause. Other kinds never share an id. */
+function sharedID(h: Registration, i: i32): string {
+  let first: Registration | null = null;
+  let sameKind = false;
+  for (let j = 0; j < i; j++) {
+    const b = registry.handlers[j];
+    if (b.id != h.id) continue;
+    if (first === null) first = b;
+    if (b.kind == h.kind) sameKind = true;
+  }
+  if (first === null) return "";
+  const f = first as Registration;
+  if (!CHANGING_KINDS.includes(h.kind) || !CHANGING_KINDS.includes(f.kind)) {
+    return "is declared twice (only create, update, delete, resume and field handlers share an id)";
+  }
+  if (f.fn.index != h.fn.index) {
+    return "is declared twice, for " + f.fn.name + " and for " + h.fn.name + ": give one of them an id of its own";
+  }
+  if (sameKind) return "is declared twice as a " + h.kind + " handler: give one of them an id of its own, or join their filters in one registration";
+  return "";
+}
+
 /** Registration mistakes and manifest problems (abi.Validate's). */
 export function problems(): Array<string> {
   const p = registry.problems.slice(0);
   if (registry.name.length == 0) p.push("module.name is empty");
-  const seen = new Set<string>();
   for (let i = 0; i < registry.handlers.length; i++) {
     const h = registry.handlers[i];
     const where = h.id.length > 0 ? "handler " + quote(h.id) : "handler[" + i.toString() + "]";
     if (h.id.length == 0) p.push(where + " has no id");
-    else if (seen.has(h.id)) p.push(where + " is declared twice");
-    seen.add(h.id);
+    else {
+      const problem = sharedID(h, i);
+      if (problem.length > 0) p.push(where + " " + problem);
+    }
     if (!ACTIVITIES.includes(h.kind) && h.plural.length == 0) p.push(where + " has no resource");
     if (h.kind == "field" && h.fieldPath.length == 0) p.push(where + " is a field handler without a field");
     if (h.fieldPath.length == 0 && (h.valueF !== null || h.oldF !== null || h.newF !== null)) p.push(where + " filters on value/old/new without a field");
@@ -755,8 +785,16 @@ export function handleJSON(request: string): string {
     return "";
   }
   const id = req.strAt("handler");
+  // By id and, of one function declared under several kinds, by kind
+  // (the first entry when none has the request's kind).
+  const kind = req.strAt("kind");
   let h: Registration | null = null;
-  for (let i = 0; i < registry.handlers.length; i++) if (registry.handlers[i].id == id) { h = registry.handlers[i]; break; }
+  for (let i = 0; i < registry.handlers.length; i++) {
+    const r = registry.handlers[i];
+    if (r.id != id) continue;
+    if (r.kind == kind) { h = r; break; }
+    if (h === null) h = r;
+  }
   if (h === null) {
     return responseJSON(arbitrary("module " + quote(registry.name) + " has no handler " + quote(id) + "; rebuild or reload the module"), null, false, -1);
   }

@@ -221,6 +221,32 @@ test("conversion: registration mistakes fail the manifest", () => {
   });
 });
 
+// One function under several changing kinds: one id once per kind, each
+// entry with its own filters, picked by the request's kind.
+const several = build(join(sdk, "test", "several_kinds.ts"), "several_kinds");
+test("one function under several kinds: the manifest", () => {
+  assert.deepEqual(new FakeHost(several).manifest.handlers.map((h) => [h.id, h.kind, !!h.filters.when]),
+    [["reconcile", "resume", true], ["reconcile", "create", false], ["reconcile", "update", false]]);
+});
+test("one function under several kinds: the request's kind picks the entry", () => {
+  const h = new FakeHost(several);
+  const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default", labels: { app: "web" } } };
+  const when = (kind) => h.call({ ...h.request("reconcile", pod), kind, reason: kind, call: "when" }).response.matched;
+  assert.equal(when("resume"), false);
+  assert.equal(when("create"), true);
+  assert.deepEqual(h.call({ ...h.request("reconcile", pod), kind: "update", reason: "update" }).response.result, "update");
+});
+test("one function under several kinds: ids declared twice wrongly fail the manifest", () => {
+  const mistakes = build(join(sdk, "test", "several_mistakes.ts"), "several_mistakes");
+  assert.throws(() => new FakeHost(mistakes), (e) => {
+    for (const want of ['handler "two-functions" is declared twice, for ', 'handler "one-kind-twice" is declared twice as a create handler',
+      'handler "daemon-too" is declared twice (only create, update, delete, resume and field handlers share an id)']) {
+      assert.ok(e.message.includes(want), `want ${want} in ${e.message}`);
+    }
+    return true;
+  });
+});
+
 // Events about other objects carry each one's reference; an empty list
 // posts nothing, as Kopf's kopf.event([], ...).
 const events = build(join(sdk, "test", "events.ts"), "events");

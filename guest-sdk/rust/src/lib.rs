@@ -66,7 +66,7 @@ impl Module {
     /// failure is an outcome in the response.
     pub fn handle_json(&self, input: &[u8], host: &mut dyn Host) -> std::result::Result<String, String> {
         let req = abi::Request::decode(input)?;
-        let h = match self.handler(&req.handler) {
+        let h = match self.handler(&req.handler, &req.kind) {
             Some(h) => h,
             None => {
                 let msg = format!("module {:?} has no handler {:?}; rebuild or reload the module", self.name, req.handler);

@@ -92,6 +92,10 @@ pub(crate) struct Handler {
     pub kind: Kind,
     pub func: HandlerFn,
     pub when: Option<WhenFn>,
+    /// The type of the author's function (each fn item and closure has
+    /// its own) and its name: one id may name one function only.
+    pub fn_type: std::any::TypeId,
+    pub fn_name: &'static str,
 }
 
 /// A module: its name, its handlers in registration order, and what it
@@ -139,7 +143,8 @@ impl Module {
         F: Fn(&mut Context) -> Result + 'static,
     {
         let spec = Spec { id: id.into(), resource: resource.map(|(g, v, p)| (g.into(), v.into(), p.into())), ..Spec::default() };
-        self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None });
+        let (fn_type, fn_name) = (std::any::TypeId::of::<F>(), std::any::type_name::<F>());
+        self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None, fn_type, fn_name });
         let index = self.handlers.len() - 1;
         Registration { module: self, index }
     }
@@ -477,6 +482,29 @@ fn check_value(f: Filter) -> std::result::Result<Filter, String> {
     Ok(f)
 }
 
+/// What is wrong with declaring `h` under an id already declared for
+/// `before` (abi.Validate's rule): one function may be declared as changing
+/// handlers (create, update, delete, resume, field) of several kinds under
+/// one id, once per kind, as Kopf lets one function carry several of its
+/// decorators; the entries share one progress record and the host runs one
+/// of them per cause. Other kinds never share an id.
+fn shared_id(h: &Handler, before: &[&Handler]) -> Option<String> {
+    let first = before.first()?;
+    if !h.kind.is_changing() || !first.kind.is_changing() {
+        return Some("is declared twice (only create, update, delete, resume and field handlers share an id)".into());
+    }
+    if first.fn_type != h.fn_type {
+        return Some(format!("is declared twice, for {} and for {}: give one of them an id of its own", first.fn_name, h.fn_name));
+    }
+    if before.iter().any(|b| b.kind == h.kind) {
+        return Some(format!(
+            "is declared twice as a {} handler: give one of them an id of its own, or join their filters in one registration",
+            h.kind.as_str()
+        ));
+    }
+    None
+}
+
 fn write_filter(w: &mut ObjWriter, key: &str, f: &Filter) -> std::result::Result<(), EncodeError> {
     let mut fw = ObjWriter::new(w.key(key));
     match f {
@@ -510,8 +538,12 @@ impl Module {
         }
     }
 
-    pub(crate) fn handler(&self, id: &str) -> Option<&Handler> {
-        self.handlers.iter().find(|h| h.spec.id == id)
+    /// The handler a request names: by id and, of one function declared
+    /// under several kinds, by kind (the first entry when none has it).
+    pub(crate) fn handler(&self, id: &str, kind: &str) -> Option<&Handler> {
+        let mut same = self.handlers.iter().filter(|h| h.spec.id == id).peekable();
+        let first = same.peek().map(|h| *h);
+        same.find(|h| h.kind.as_str() == kind).or(first)
     }
 
     /// Every registration mistake and manifest problem (abi.Validate's).
@@ -520,14 +552,18 @@ impl Module {
         if self.name.is_empty() {
             p.push("module.name is empty".into());
         }
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen: BTreeMap<&str, Vec<&Handler>> = BTreeMap::new();
         for (i, h) in self.handlers.iter().enumerate() {
             let s = &h.spec;
             let where_ = if s.id.is_empty() { format!("handler[{}]", i) } else { format!("handler {:?}", s.id) };
             if s.id.is_empty() {
                 p.push(format!("{} has no id", where_));
-            } else if !seen.insert(s.id.clone()) {
-                p.push(format!("{} is declared twice", where_));
+            } else {
+                let before = seen.entry(s.id.as_str()).or_default();
+                if let Some(problem) = shared_id(h, before) {
+                    p.push(format!("{} {}", where_, problem));
+                }
+                before.push(h);
             }
             match (&s.resource, h.kind.is_activity()) {
                 (Some(_), true) => p.push(format!("{} is a {} handler and takes no resource", where_, h.kind.as_str())),

@@ -10,15 +10,18 @@ import (
 // reasonFits); resume handlers on any cause of an
 // initial object (on deletion only with the deleted option); each passing
 // its filters and, last, its callback filter. Causes that call no handlers
-// (noop, free, gone) have none due. Each handler appears once.
+// (noop, free, gone) have none due. Each id appears once: of one function
+// declared under several kinds (an update and a resume handler of one id)
+// the first due entry runs, as Kopf runs a function once per cause however
+// many of its decorators match.
 func (r *Registry) Due(ref abi.ResourceRef, c *Cause, when WhenFunc) ([]*Handler, error) {
 	if !c.Handling() {
 		return nil, nil
 	}
 	var out []*Handler
-	seen := map[*Handler]bool{}
+	seen := map[string]bool{}
 	for _, h := range r.Changing(ref) {
-		if seen[h] || !reasonFits(h, c) || !h.matches(c) {
+		if seen[h.ID()] || !reasonFits(h, c) || !h.matches(c) {
 			continue
 		}
 		ok, err := passesWhen(h, c, when)
@@ -26,7 +29,7 @@ func (r *Registry) Due(ref abi.ResourceRef, c *Cause, when WhenFunc) ([]*Handler
 			return nil, err
 		}
 		if ok {
-			seen[h] = true
+			seen[h.ID()] = true
 			out = append(out, h)
 		}
 	}

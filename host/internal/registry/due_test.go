@@ -259,3 +259,55 @@ func withWhen(change func(*abi.HandlerSpec)) func(*abi.HandlerSpec) {
 		s.Filters.When = true
 	}
 }
+
+// One function declared as several changing handlers under one id (Kopf's
+// @kopf.on.resume with @kopf.on.create) runs at most once per cause: the
+// first of its entries that is due, in manifest order, as Kopf
+// deduplicates a cause's handlers by function and id; an entry whose
+// filters fail leaves the cause to the next one.
+func TestDueOneFunctionUnderSeveralKinds(t *testing.T) {
+	const live = `{"metadata":{"labels":{"app":"web"}}}`
+	r := mustNew(t, manifest("m",
+		spec("fn", abi.KindResume, "kopfexamples", nil),
+		spec("fn", abi.KindCreate, "kopfexamples", nil),
+		spec("fn", abi.KindUpdate, "kopfexamples", func(s *abi.HandlerSpec) {
+			s.Filters.Labels = map[string]abi.MetaFilter{"app": {Value: str("web")}}
+		}),
+		spec("other", abi.KindUpdate, "kopfexamples", nil),
+		spec("picky", abi.KindResume, "kopfexamples", func(s *abi.HandlerSpec) {
+			s.Filters.Labels = map[string]abi.MetaFilter{"app": {Value: str("db")}}
+		}),
+		spec("picky", abi.KindUpdate, "kopfexamples", nil),
+	))
+	tests := []struct {
+		name      string
+		cause     *Cause
+		want      []string
+		wantKinds []abi.HandlerKind
+	}{
+		{"create", cause(t, abi.ReasonCreate, false, live, ``, `{}`), []string{"fn"}, []abi.HandlerKind{abi.KindCreate}},
+		{"resume", cause(t, abi.ReasonResume, true, live, `{}`, `{}`), []string{"fn"}, []abi.HandlerKind{abi.KindResume}},
+		{"update", cause(t, abi.ReasonUpdate, false, live, `{"spec":1}`, `{"spec":2}`), []string{"fn", "other", "picky"},
+			[]abi.HandlerKind{abi.KindUpdate, abi.KindUpdate, abi.KindUpdate}},
+		{"update of an initial object: the first due entry runs, once", cause(t, abi.ReasonUpdate, true, live, `{"spec":1}`, `{"spec":2}`),
+			[]string{"fn", "other", "picky"}, []abi.HandlerKind{abi.KindResume, abi.KindUpdate, abi.KindUpdate}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			due, err := r.Due(kopfExamples, tt.cause, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []abi.HandlerKind
+			for _, h := range due {
+				kinds = append(kinds, h.Kind())
+			}
+			if got := IDs(due); !reflect.DeepEqual(got, tt.want) || !reflect.DeepEqual(kinds, tt.wantKinds) {
+				t.Errorf("due = %v %v, want %v %v", got, kinds, tt.want, tt.wantKinds)
+			}
+		})
+	}
+	if got, want := r.ChangingIDs(kopfExamples), []string{"fn", "other", "picky"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ChangingIDs = %v, want %v (each id once)", got, want)
+	}
+}

@@ -231,10 +231,17 @@ func (r *Registry) Changing(ref abi.ResourceRef) []*Handler {
 	return out
 }
 
-// ChangingIDs lists the ids of [Registry.Changing], for loading and purging
+// ChangingIDs lists the ids of [Registry.Changing], each once (handlers of
+// one function under several kinds share theirs), for loading and purging
 // progress.
 func (r *Registry) ChangingIDs(ref abi.ResourceRef) []string {
-	return IDs(r.Changing(ref))
+	var out []string
+	for _, id := range IDs(r.Changing(ref)) {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // IDs lists the ids of handlers, in order.
