@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,6 +41,9 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	}
 	if !ok {
 		events := o.mem.take(key) // gone: deleted and released
+		if len(o.registry.ChangingIDs(s.res.ResourceRef)) > 0 {
+			o.log.Debug(informational(registry.ReasonGone), goneAttrs(s.res, key, events)...)
+		}
 		if o.limiter.NumRequeues(key) > 0 {
 			metrics.Unthrottled(key.resource)
 		}
@@ -87,6 +91,15 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	} else if out.again {
 		o.queue.Add(key)
 	}
+}
+
+// goneAttrs name an object that is gone: as its last watch event saw it,
+// or from its key.
+func goneAttrs(res kube.Resource, key objectKey, events []kube.Event) []any {
+	if n := len(events); n > 0 && events[n-1].Object != nil {
+		return execution.ObjectAttrs(events[n-1].Object)
+	}
+	return []any{slog.Group("object", "kind", res.Kind, "namespace", key.namespace, "name", key.name)}
 }
 
 // throttle delays the object after a framework error by Kopf's error
@@ -229,23 +242,27 @@ func (c *cyc) run() error {
 	ref := c.res.ResourceRef
 	if c.cause.Reason == registry.ReasonFree || c.cause.Reason == registry.ReasonGone {
 		c.o.spawner.Forget(c.spawnKey())
+		c.debug(informational(c.cause.Reason))
 		return nil
 	}
 	if err := c.spawn(); err != nil {
 		return err
 	}
 	if acquiring := c.finalizer(); acquiring || !c.cause.Handling() {
+		if !acquiring {
+			c.debug(informational(c.cause.Reason)) // noop: the object has a diff-base, so it was handled
+		}
 		return nil
 	}
 	if !c.sel.Prematched {
 		// Stealth mode: nothing of ours on objects no handler sees; only a
 		// finalizer held for timers and daemons is released.
 		if c.cause.Reason == abi.ReasonDelete && c.running == 0 {
-			c.storage.RemoveFinalizer(c.patch, c.cause.Body)
-			c.released = true
+			c.removeFinalizer()
 		}
 		return nil
 	}
+	c.inProgress()
 	owned := c.o.registry.ChangingIDs(ref)
 	state, err := c.storage.LoadState(c.cause.Body, owned)
 	if err != nil {
@@ -273,11 +290,70 @@ func (c *cyc) finalizer() (acquiring bool) {
 	}
 	if c.sel.RequiresFinalizer {
 		acquiring = !c.storage.HasFinalizer(c.cause.Body)
+		if acquiring {
+			c.debug("Adding the finalizer, thus preventing the actual deletion.")
+		}
 		c.storage.AddFinalizer(c.patch, c.cause.Body)
 	} else {
+		if c.storage.HasFinalizer(c.cause.Body) {
+			c.debug("Removing the finalizer, as there are no handlers requiring it.")
+		}
 		c.storage.RemoveFinalizer(c.patch, c.cause.Body)
 	}
 	return acquiring
+}
+
+// removeFinalizer releases an object marked for deletion.
+func (c *cyc) removeFinalizer() {
+	c.debug("Removing the finalizer, thus allowing the actual deletion.")
+	c.storage.RemoveFinalizer(c.patch, c.cause.Body)
+	c.released = true
+}
+
+// debug logs a line about the cycle's object at debug level.
+func (c *cyc) debug(msg string) {
+	if msg != "" {
+		c.o.log.Debug(msg, c.subj.Attrs()...)
+	}
+}
+
+// inProgress logs the cause on every cycle that handles it, as Kopf's
+// "Creation is in progress: <body>" and, for a change of the essence,
+// "Updating diff: <diff>" (debug level; the body and diff as JSON).
+func (c *cyc) inProgress() {
+	ctx := c.ctx
+	if !c.o.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	body, err := json.Marshal(c.cause.Body)
+	if err != nil {
+		body = []byte(err.Error())
+	}
+	c.o.log.DebugContext(ctx, fmt.Sprintf("%s is in progress: %s", processing(c.cause.Reason), body), c.subj.Attrs()...)
+	if len(c.cause.Diff) == 0 || c.cause.Old == nil || c.cause.New == nil {
+		return
+	}
+	items, err := c.cause.Diff.ABI()
+	if err != nil {
+		return
+	}
+	if diff, err := json.Marshal(items); err == nil {
+		c.o.log.DebugContext(ctx, fmt.Sprintf("%s diff: %s", processing(c.cause.Reason), diff), c.subj.Attrs()...)
+	}
+}
+
+// informational is Kopf's line for a cause that calls no handler ("" for
+// the others).
+func informational(r abi.Reason) string {
+	switch r {
+	case registry.ReasonGone:
+		return "Deleted, really deleted, and we are notified."
+	case registry.ReasonFree:
+		return "Deletion, but we are done with it, and we do not care."
+	case registry.ReasonNoop:
+		return "Something has changed, but we are not interested (the essence is the same)."
+	}
+	return ""
 }
 
 // conclude ends the cause when every due handler is done — progress purged,
@@ -317,8 +393,7 @@ func (c *cyc) release(state *persistence.State, owned []string) error {
 		return state.Store(c.patch)
 	}
 	state.Purge(c.patch, owned)
-	c.storage.RemoveFinalizer(c.patch, c.cause.Body)
-	c.released = true
+	c.removeFinalizer()
 	c.dropLoneDeleteResults()
 	return nil
 }
