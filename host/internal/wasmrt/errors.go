@@ -94,7 +94,7 @@ func (e *CallError) Error() string {
 		fmt.Fprintf(&b, " handler %q", e.Handler)
 	}
 	fmt.Fprintf(&b, ": %s", e.Kind)
-	if line := firstLine(e.Detail); line != "" {
+	if line := summary(e.Detail); line != "" {
 		fmt.Fprintf(&b, ": %s", line)
 	} else if e.Err != nil {
 		fmt.Fprintf(&b, ": %s", firstLine(e.Err.Error()))
@@ -114,6 +114,20 @@ func (k Kind) discards() bool {
 		return false
 	}
 	return true
+}
+
+// pythonTraceback starts the traceback of a Python guest's uncaught
+// exception.
+const pythonTraceback = "Traceback (most recent call last):"
+
+// summary is the line of a guest's detail that says what happened: the
+// first, but the last of a Python traceback ("ValueError: ...").
+func summary(detail string) string {
+	if !strings.HasPrefix(strings.TrimSpace(detail), pythonTraceback) {
+		return firstLine(detail)
+	}
+	lines := strings.Split(strings.TrimSpace(detail), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // firstLine returns the first non-empty line of s, trimmed.

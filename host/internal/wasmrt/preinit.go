@@ -80,6 +80,9 @@ func (r *Runtime) Preinitialize(ctx context.Context, wasm []byte, o PreinitOptio
 			input = o.Input
 		}
 		if _, cerr := inst.invoke(callCtx, fn, input); cerr != nil {
+			if cerr.Detail != "" {
+				r.opts.Logger.Error("the module's initialisation failed", "export", fn, "detail", cerr.Detail)
+			}
 			return nil, fmt.Errorf("pre-initialising: %s: %w", fn, cerr)
 		}
 	}

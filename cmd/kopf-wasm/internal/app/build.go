@@ -149,7 +149,7 @@ func buildModule(cmd *cobra.Command, g *globals, lang, dir, out string) error {
 	if err := os.Rename(tmp, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.streams.Out, "built %s: module %s %s, %s\n", out, m.Module.Name, m.Module.Version, count(len(m.Handlers), "handler"))
+	fmt.Fprintf(g.streams.Out, "built %s: module %s, %s\n", out, strings.TrimSpace(m.Module.Name+" "+m.Module.Version), count(len(m.Handlers), "handler"))
 	return nil
 }
 

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -76,7 +79,7 @@ func pythonBuild(cmd *cobra.Command, g *globals, dir, out string) error {
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(g.streams.Err, nil))
+	logger := slog.New(&rawHandler{w: g.streams.Err})
 	snap, err := host.Preinitialize(cmd.Context(), host.Preinitialization{
 		Module: wasm,
 		Export: pythonInit,
@@ -105,3 +108,34 @@ func pythonInitInput(modules []string, name string) any {
 		},
 	}
 }
+
+// rawHandler writes the build's log records for a person at a terminal:
+// the message, then each attribute on a line of its own, its value as it
+// is, so that a Python traceback keeps its lines.
+type rawHandler struct {
+	w     io.Writer
+	attrs []slog.Attr
+}
+
+func (h *rawHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *rawHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", strings.ToLower(r.Level.String()), r.Message)
+	write := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, "  %s: %s\n", a.Key, strings.TrimRight(strings.ReplaceAll(a.Value.String(), "\n", "\n    "), " "))
+		return true
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	r.Attrs(write)
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *rawHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &rawHandler{w: h.w, attrs: append(append([]slog.Attr{}, h.attrs...), attrs...)}
+}
+
+func (h *rawHandler) WithGroup(string) slog.Handler { return h }
