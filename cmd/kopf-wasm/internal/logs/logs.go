@@ -1,8 +1,18 @@
 // Package logs builds the CLI's log/slog handlers for Kopf's log formats:
 //
-//	plain  the message and its key=value attributes
-//	full   "[time] [LEVEL   ] " before that (the default, as in Kopf)
-//	json   one JSON object per record (slog's JSON handler)
+//	plain       the message and its key=value attributes
+//	full        "[time] [LEVEL   ] " before that (the default, as in Kopf)
+//	json        one JSON object per record (slog's JSON handler)
+//	kopf        Kopf's own layout, as its default --log-format=full writes:
+//	            "[2026-01-02 15:04:05,123] kopf.objects         [INFO    ] [ns/name] message"
+//	kopf-plain  Kopf's --log-format=plain: "[ns/name] message"
+//
+// In Kopf's layouts the object a record is about (the "object" group the
+// host adds) becomes the "[namespace/name]" prefix ("[name]" for a
+// cluster-scoped one) and the logger's name is kopf.objects, else kopf;
+// the attributes that only say which object, cycle, handler and module
+// (the prefix and Kopf's messages say so) are left out of an object's
+// lines, and the others follow the message as key=value.
 //
 // The CLI's -v/-d/-q flags pick the level (see option.Logging); the host
 // and its modules log through the handler the CLI builds here.
@@ -20,7 +30,19 @@ import (
 )
 
 // Formats are the names --log-format accepts.
-var Formats = []string{"plain", "full", "json"}
+var Formats = []string{"plain", "full", "json", "kopf", "kopf-plain"}
+
+// layout is how a text handler lays a record out.
+type layout int
+
+const (
+	layoutPlain     layout = iota // message key=value...
+	layoutFull                    // [time] [LEVEL] message key=value...
+	layoutKopf                    // Kopf's full layout, with its object prefix
+	layoutKopfPlain               // Kopf's plain layout: [ns/name] message
+)
+
+var layouts = map[string]layout{"plain": layoutPlain, "full": layoutFull, "kopf": layoutKopf, "kopf-plain": layoutKopfPlain}
 
 // NewHandler returns a handler writing records at level and above to w in
 // format ("plain", "full" or "json").
@@ -28,8 +50,9 @@ func NewHandler(w io.Writer, format string, level slog.Leveler) (slog.Handler, e
 	switch format {
 	case "json":
 		return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}), nil
-	case "plain", "full":
-		return &textHandler{out: &lockedWriter{w: w}, level: level, full: format == "full"}, nil
+	}
+	if l, ok := layouts[format]; ok {
+		return &textHandler{out: &lockedWriter{w: w}, level: level, layout: l}, nil
 	}
 	return nil, fmt.Errorf("unknown log format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
@@ -45,10 +68,21 @@ type lockedWriter struct {
 type textHandler struct {
 	out    *lockedWriter
 	level  slog.Leveler
-	full   bool
+	layout layout
 	prefix string // group prefix for keys, "g." or ""
-	attrs  string // pre-rendered attributes of WithAttrs
+	attrs  string // pre-rendered attributes of WithAttrs (plain, full)
+	// pre are the attributes of WithAttrs in Kopf's layouts, kept until a
+	// record tells whether they are about an object.
+	pre []prefixed
 }
+
+// prefixed is an attribute with the group prefix it was added under.
+type prefixed struct {
+	prefix string
+	attr   slog.Attr
+}
+
+func (h *textHandler) kopf() bool { return h.layout == layoutKopf || h.layout == layoutKopfPlain }
 
 // Enabled implements slog.Handler.
 func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
@@ -56,19 +90,19 @@ func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool { return l >
 // Handle implements slog.Handler.
 func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
-	if h.full {
-		t := r.Time
-		if t.IsZero() {
-			t = time.Now()
+	if h.kopf() {
+		h.kopfLine(&b, r)
+	} else {
+		if h.layout == layoutFull {
+			fmt.Fprintf(&b, "[%s] [%-8s] ", timeOf(r).Format("2006-01-02 15:04:05.000"), r.Level.String())
 		}
-		fmt.Fprintf(&b, "[%s] [%-8s] ", t.Format("2006-01-02 15:04:05.000"), r.Level.String())
+		b.WriteString(r.Message)
+		b.WriteString(h.attrs)
+		r.Attrs(func(a slog.Attr) bool {
+			writeAttr(&b, h.prefix, a)
+			return true
+		})
 	}
-	b.WriteString(r.Message)
-	b.WriteString(h.attrs)
-	r.Attrs(func(a slog.Attr) bool {
-		writeAttr(&b, h.prefix, a)
-		return true
-	})
 	b.WriteByte('\n')
 	h.out.mu.Lock()
 	defer h.out.mu.Unlock()
@@ -76,8 +110,92 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	return err
 }
 
+// kopfLine writes r in Kopf's layouts, without the newline.
+func (h *textHandler) kopfLine(b *strings.Builder, r slog.Record) {
+	all := make([]prefixed, 0, len(h.pre)+r.NumAttrs())
+	all = append(all, h.pre...)
+	r.Attrs(func(a slog.Attr) bool {
+		all = append(all, prefixed{prefix: h.prefix, attr: a})
+		return true
+	})
+	ns, name, about := objectOf(all)
+	if h.layout == layoutKopf {
+		logger := "kopf"
+		if about {
+			logger = "kopf.objects"
+		}
+		fmt.Fprintf(b, "[%s] %-20.20s [%-8.8s] ", timeOf(r).Format("2006-01-02 15:04:05,000"), logger, pythonLevel(r.Level))
+	}
+	switch {
+	case about && ns != "":
+		fmt.Fprintf(b, "[%s/%s] ", ns, name)
+	case about:
+		fmt.Fprintf(b, "[%s] ", name)
+	}
+	b.WriteString(r.Message)
+	for _, p := range all {
+		if p.prefix == "" && (p.attr.Key == "object" || about && objectContext[p.attr.Key]) {
+			continue
+		}
+		writeAttr(b, p.prefix, p.attr)
+	}
+}
+
+// objectContext are the attributes that only say what an object's line is
+// about; Kopf's layouts leave them to the prefix and the message.
+var objectContext = map[string]bool{"cycle": true, "handler": true, "module": true}
+
+// objectOf finds the "object" group among attrs: the namespace and name of
+// the object the record is about, if any.
+func objectOf(attrs []prefixed) (namespace, name string, ok bool) {
+	for _, p := range attrs {
+		if p.prefix != "" || p.attr.Key != "object" || p.attr.Value.Kind() != slog.KindGroup {
+			continue
+		}
+		for _, g := range p.attr.Value.Group() {
+			switch g.Key {
+			case "namespace":
+				namespace = g.Value.String()
+			case "name":
+				name = g.Value.String()
+			}
+		}
+		ok = name != ""
+	}
+	return namespace, name, ok
+}
+
+// pythonLevel is a level's name as Python's logging writes it.
+func pythonLevel(l slog.Level) string {
+	switch {
+	case l >= slog.LevelError:
+		return "ERROR"
+	case l >= slog.LevelWarn:
+		return "WARNING"
+	case l >= slog.LevelInfo:
+		return "INFO"
+	}
+	return "DEBUG"
+}
+
+func timeOf(r slog.Record) time.Time {
+	if r.Time.IsZero() {
+		return time.Now()
+	}
+	return r.Time
+}
+
 // WithAttrs implements slog.Handler.
 func (h *textHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	if h.kopf() {
+		c := *h
+		c.pre = make([]prefixed, 0, len(h.pre)+len(attrs))
+		c.pre = append(c.pre, h.pre...)
+		for _, a := range attrs {
+			c.pre = append(c.pre, prefixed{prefix: h.prefix, attr: a})
+		}
+		return &c
+	}
 	var b strings.Builder
 	for _, a := range attrs {
 		writeAttr(&b, h.prefix, a)

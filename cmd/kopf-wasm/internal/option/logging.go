@@ -17,7 +17,8 @@ type Logging struct {
 	// Verbose (-v) and Debug (-d) log at debug level; Quiet (-q) only
 	// warnings and errors. Without them the level is info.
 	Verbose, Debug, Quiet bool
-	// LogFormat is plain, full (the default) or json.
+	// LogFormat is plain, full (the default), json, or Kopf's own layouts
+	// kopf and kopf-plain (see package logs).
 	LogFormat string
 }
 
