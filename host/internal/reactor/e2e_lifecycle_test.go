@@ -11,8 +11,9 @@ import (
 
 // TestKopfLifecycleLines runs Kopf's own e2e protocol (its
 // tests/e2e/test_examples.py) on an object: created, handled, deleted and
-// gone, the log has Kopf's lifecycle lines in order, each once, and each
-// handler's success once.
+// gone, the log has Kopf's lifecycle lines in order, each once, each
+// changing handler's success once, and the event handler's success once
+// per call (Kopf's 08-events counts them).
 func TestKopfLifecycleLines(t *testing.T) {
 	c := startCluster(t)
 	createNamespace(t, c, "lifecycle")
@@ -21,7 +22,7 @@ func TestKopfLifecycleLines(t *testing.T) {
 	rt := newRuntime(t)
 	run(t, kc, newLoggedOperator(t, kc, "lifecycle", testSettings(), slog.New(logs), load(t, rt, "reactor", "testguests/reactor")))
 
-	createExample(t, c, "lifecycle", "k", map[string]any{"field": "a"})
+	createExampleWith(t, c, "lifecycle", "k", map[string]string{"mode": "events"}, map[string]any{"field": "a"})
 	e2etest.Eventually(t, 20*time.Second, "created", hasMessage(t, c, "lifecycle", "k", "create_fn", "created"))
 	deleteExample(t, c, "lifecycle", "k")
 	e2etest.Eventually(t, 20*time.Second, "the object gone", gone(t, c, "lifecycle", "k"))
@@ -55,6 +56,9 @@ func TestKopfLifecycleLines(t *testing.T) {
 			t.Errorf("%q came before the line before it in %q", line, want)
 		}
 		at = i
+	}
+	if got := logs.about("k", "Handler 'event_fn' succeeded."); len(got) == 0 {
+		t.Errorf("the event handler's successes are not logged")
 	}
 	if t.Failed() {
 		t.Logf("the object's lines:\n%s", strings.Join(all, "\n"))
