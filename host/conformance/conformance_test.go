@@ -43,6 +43,8 @@ func allScenarios() []scenario {
 		restartScenarios(),
 		subhandlerScenarios(),
 		severalKindsScenarios(),
+		logScenarios(),
+		valueFilterScenarios(),
 	} {
 		all = append(all, group...)
 	}

@@ -44,6 +44,16 @@
 //	conf/multi             multi_fn, one function registered as a create,
 //	                       an update and a resume handler under one id
 //	                       (Kopf's decorators stacked on one function)
+//	conf/value             value_fn/spec.flag, an update handler with
+//	                       value="on" (the old or the new value)
+//	conf/old               old_fn/spec.flag, a field handler with old="on"
+//	conf/callable-value    callable_value_fn/spec.flag, a field handler
+//	                       whose value filter is a function (the value
+//	                       starts with "big") and whose when filter is
+//	                       kopf.Not(named "skip")
+//
+// and callable_annotation_fn, an update handler whose annotation filter
+// on conf/callable is a function (the value is "go").
 //
 // and by labels: matched_create_fn and matched_update_fn run only on
 // objects labelled match=yes (the label-filter scenarios).
@@ -101,6 +111,18 @@ func init() {
 	kopf.OnCreate(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
 	kopf.OnUpdate(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
 	kopf.OnResume(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
+	kopf.OnUpdate(group, version, plural, changing, kopf.ID("value_fn"), on("conf/value"),
+		kopf.Field("spec.flag"), kopf.Value("on"))
+	kopf.OnField(group, version, plural, changing, kopf.ID("old_fn"), on("conf/old"),
+		kopf.Field("spec.flag"), kopf.Old("on"))
+	kopf.OnUpdate(group, version, plural, changing, kopf.ID("callable_annotation_fn"),
+		kopf.Annotations(map[string]any{"conf/callable": func(v any, _ *kopf.Context) bool { return v == "go" }}))
+	kopf.OnField(group, version, plural, changing, kopf.ID("callable_value_fn"), on("conf/callable-value"),
+		kopf.Field("spec.flag"), kopf.Value(func(v any, _ *kopf.Context) bool {
+			s, _ := v.(string)
+			return strings.HasPrefix(s, "big")
+		}),
+		kopf.When(kopf.Not(func(ctx *kopf.Context) bool { return ctx.Name() == "skip" })))
 }
 
 // subParent registers a sub-handler per name in spec.subs, each behaving
