@@ -7,10 +7,12 @@
 #      control plane (the smoke test first, verbosely).
 #
 # Modules: . (host + CLI), abi, guest-sdk, examples; go.work ties them together.
-# The Rust and AssemblyScript guest SDKs (guest-sdk/rust, guest-sdk/assemblyscript)
-# and their examples (examples/rust/*, examples/assemblyscript/*) are built and
+# The Rust, AssemblyScript and Python guest SDKs (guest-sdk/rust,
+# guest-sdk/assemblyscript, guest-sdk/python) and their examples
+# (examples/rust/*, examples/assemblyscript/*, examples/python/*) are built and
 # tested by `make guests guesttest` (part of `make test`); their toolchains come
-# from hack/guest-toolchains.sh (CI=true installs them, elsewhere a missing one
+# from hack/guest-toolchains.sh (CI=true installs them, the Python runtime by
+# building CPython for WASI with hack/python-runtime.sh; elsewhere a missing one
 # is one line that says what to run).
 #
 # Also: `make demo` (hack/demo.sh: builds everything, starts the local control
@@ -76,6 +78,9 @@ wasm: check-go
 # finds them there).
 GUESTS_RUST = $(notdir $(wildcard examples/rust/*))
 GUESTS_AS = $(notdir $(wildcard examples/assemblyscript/*))
+# examples/python/<name> -> bin/wasm/py-<name>.wasm (kopf-wasm build, with the
+# Python runtime that hack/python-runtime.sh builds into the cache).
+GUESTS_PY = $(notdir $(wildcard examples/python/*))
 # Debian's Rust, whatever rustup puts first on PATH.
 DEBIAN_CARGO := PATH=/usr/bin:$$PATH RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=$(CURDIR)/bin/cargo /usr/bin/cargo
 
@@ -83,9 +88,10 @@ guest-toolchains:
 	@if [ "$${CI:-}" = true ]; then hack/guest-toolchains.sh install all; else hack/guest-toolchains.sh check all; fi
 
 guests: guest-toolchains
-	@echo "== guest modules (Rust, AssemblyScript) -> $(WASM_OUT)/"
+	@echo "== guest modules (Rust, AssemblyScript, Python) -> $(WASM_OUT)/"
 	@for g in $(GUESTS_RUST); do hack/guest-build.sh rust examples/rust/$$g $(WASM_OUT)/rust-$$g.wasm && echo "   rust/$$g"; done
 	@for g in $(GUESTS_AS); do hack/guest-build.sh assemblyscript examples/assemblyscript/$$g $(WASM_OUT)/as-$$g.wasm && echo "   assemblyscript/$$g"; done
+	@for g in $(GUESTS_PY); do hack/guest-build.sh python examples/python/$$g $(WASM_OUT)/py-$$g.wasm && echo "   python/$$g"; done
 
 guesttest: guest-toolchains
 	@echo "== cargo test (guest-sdk/rust and examples/rust/*, Debian's toolchain)"
@@ -93,6 +99,8 @@ guesttest: guest-toolchains
 	@for g in $(GUESTS_RUST); do echo "cd examples/rust/$$g && cargo test"; (cd examples/rust/$$g && $(DEBIAN_CARGO) test --quiet) || exit 1; done
 	@echo "== AssemblyScript SDK tests (guest-sdk/assemblyscript/test/run.mjs)"
 	node guest-sdk/assemblyscript/test/run.mjs
+	@echo "== Python SDK tests (guest-sdk/python/tests, the machine's python3; no wasm)"
+	cd guest-sdk/python && python3 -m unittest discover -s tests -t tests
 
 fmt:
 	@echo "== gofmt"
