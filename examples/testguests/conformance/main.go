@@ -47,6 +47,9 @@
 //	conf/value             value_fn/spec.flag, an update handler with
 //	                       value="on" (the old or the new value)
 //	conf/old               old_fn/spec.flag, a field handler with old="on"
+//	conf/event             event_fn, an event handler (reason "event"):
+//	                       an arbitrary error when spec.behave.event_fn
+//	                       has a fail, and no result
 //	conf/callable-value    callable_value_fn/spec.flag, a field handler
 //	                       whose value filter is a function (the value
 //	                       starts with "big") and whose when filter is
@@ -107,6 +110,7 @@ func init() {
 		kopf.Optional())
 	kopf.Timer(group, version, plural, timer, kopf.ID("timer_fn"), on("conf/timer"), kopf.Interval(time.Hour))
 	kopf.Daemon(group, version, plural, daemon, kopf.ID("daemon_fn"), on("conf/daemon"))
+	kopf.OnEvent(group, version, plural, event, kopf.ID("event_fn"), on("conf/event"))
 	kopf.OnCreate(group, version, plural, subParent, kopf.ID("sub_fn"), on("conf/subhandlers"))
 	kopf.OnCreate(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
 	kopf.OnUpdate(group, version, plural, changing, kopf.ID("multi_fn"), on("conf/multi"))
@@ -186,6 +190,16 @@ func changing(ctx *kopf.Context) (any, error) {
 		}
 	}
 	return map[string]any{"reason": string(ctx.Reason()), "retry": ctx.Retry()}, nil
+}
+
+// event records the watch event and fails as spec.behave.event_fn says;
+// it returns nothing, so it writes nothing.
+func event(ctx *kopf.Context) (any, error) {
+	record(ctx, "event")
+	if fail := ctx.Spec().Map("behave").Map("event_fn").String("fail"); fail != "" {
+		return nil, errors.New("event_fn fails")
+	}
+	return nil, nil
 }
 
 // timer records its run; with a one-hour interval it runs once and then
