@@ -41,8 +41,8 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	}
 	if !ok {
 		events := o.mem.take(key) // gone: deleted and released
-		if len(o.registry.ChangingIDs(s.res.ResourceRef)) > 0 {
-			o.log.Debug(informational(registry.ReasonGone), goneAttrs(s.res, key, events)...)
+		if o.log.Enabled(ctx, slog.LevelDebug) && len(o.registry.ChangingIDs(s.res.ResourceRef)) > 0 {
+			o.log.DebugContext(ctx, informational(registry.ReasonGone), goneAttrs(s.res, key, events)...)
 		}
 		if o.limiter.NumRequeues(key) > 0 {
 			metrics.Unthrottled(key.resource)
@@ -310,10 +310,11 @@ func (c *cyc) removeFinalizer() {
 	c.released = true
 }
 
-// debug logs a line about the cycle's object at debug level.
+// debug logs a line about the cycle's object at debug level (its
+// attributes built only when the level is on: noop cycles are frequent).
 func (c *cyc) debug(msg string) {
-	if msg != "" {
-		c.o.log.Debug(msg, c.subj.Attrs()...)
+	if msg != "" && c.o.log.Enabled(c.ctx, slog.LevelDebug) {
+		c.o.log.DebugContext(c.ctx, msg, c.subj.Attrs()...)
 	}
 }
 
