@@ -197,3 +197,32 @@ func TestHostSleepEndsTheCall(t *testing.T) {
 		t.Errorf("an hour's sleep past the call's timeout: reply %q, want the call ended", reply)
 	}
 }
+
+// slowKubeHost answers Kubernetes requests only after a delay, ignoring
+// the call's context, as a request that was on the wire when the call's
+// timeout passed.
+type slowKubeHost struct {
+	NoHost
+	delay time.Duration
+}
+
+func (h slowKubeHost) Kube(context.Context, abi.KubeRequest) abi.KubeResponse {
+	time.Sleep(h.delay)
+	return abi.KubeResponse{Body: json.RawMessage(`{}`)}
+}
+
+// TestCallPastItsTimeout: a call whose context ended while it ran is ended
+// by its timeout even when the guest, given a host call's late reply,
+// returns a success before any loop check sees the flag: the outcome of a
+// call that overran its timeout is not taken.
+func TestCallPastItsTimeout(t *testing.T) {
+	opts := limits
+	opts.Timeout = 100 * time.Millisecond
+	r := newRuntime(t, opts)
+	m := load(t, r, "hostcalls")
+	resp, err := m.Handle(t.Context(), request("calls", 10), slowKubeHost{delay: 500 * time.Millisecond})
+	var cerr *CallError
+	if !errors.As(err, &cerr) || cerr.Kind != KindTimeout {
+		t.Fatalf("%+v, %v; want a timeout", resp, err)
+	}
+}

@@ -137,6 +137,12 @@ func (i *instance) invoke(ctx context.Context, fn string, input []byte) (out []b
 	// A sleep cut short ends the call before the flag may have been raised.
 	interrupted := done() || errors.Is(err, errSleepInterrupted)
 	rc := uint32(i.stack[0])
+	if interrupted && err == nil {
+		// The guest returned after its context ended (a host call's late
+		// reply, say) before a loop check saw the flag: a call that
+		// overran its timeout or its cancellation has no outcome.
+		err = ctx.Err()
+	}
 	if err == nil && rc == 0 {
 		return bytes.Clone(i.kernel.outputBytes()), nil
 	}
