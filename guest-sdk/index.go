@@ -3,6 +3,7 @@ package kopf
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
@@ -37,6 +38,25 @@ func (c *Context) Index(id string) map[string][]any {
 		out = map[string][]any{}
 	}
 	return out
+}
+
+// IndexKey is Kopf's tuple key, {(namespace, name): value}, for an index
+// handler's result: the JSON array of parts, compact, as encoding/json
+// writes it ("[\"default\",\"north\"]"). JSON object keys are strings,
+// so a tuple key travels as the text of its array: the host matches a
+// look-up key that is not a string by its JSON text, so
+// ctx.IndexLookup(index, []any{"default", "north"}) finds the values
+// under IndexKey("default", "north"), and ctx.Index(index) holds them
+// under that string. Parts are any JSON values (strings, numbers, nil).
+func IndexKey(parts ...any) string {
+	if parts == nil {
+		parts = []any{}
+	}
+	raw, err := json.Marshal(parts) // as IndexLookup encodes its key
+	if err != nil {
+		panic(fmt.Sprintf("kopf: an index key part is no JSON value: %v", err))
+	}
+	return string(raw)
 }
 
 func firstErr(err error, herr *abi.HostError) error {

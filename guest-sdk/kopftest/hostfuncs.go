@@ -118,7 +118,10 @@ func permitted(perms []abi.KubePermission, req abi.KubeRequest) bool {
 }
 
 // SetIndex stores values under key in the index with id index, for index
-// look-ups and for the requests' indices.
+// look-ups and for the requests' indices. The key is a string, nil (the
+// null key), or anything else (a tuple as []any, a number), kept under its
+// JSON text as the host keys it: kopf.IndexKey("ns", "x") and []any{"ns",
+// "x"} are one key.
 func (h *Host) SetIndex(index string, key any, values ...any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -127,6 +130,9 @@ func (h *Host) SetIndex(index string, key any, values ...any) {
 	}
 	if h.indices[index] == nil {
 		h.indices[index] = map[string][]any{}
+	}
+	if _, isString := key.(string); !isString && key != nil {
+		key = string(mustJSON(key)) // a tuple or number: its JSON text, as the host keys it
 	}
 	k := string(mustJSON(key))
 	h.indices[index][k] = append(h.indices[index][k], values...)

@@ -52,3 +52,26 @@ func TestOperatorMemo(t *testing.T) {
 		t.Errorf("the startup handler gets memo %s", req.Memo)
 	}
 }
+
+// Kopf's tuple keys are JSON arrays: an index handler keys its result by
+// kopf.IndexKey(parts...), and a look-up by the tuple ([]any) or by
+// IndexKey finds it, from objects and from values seeded with SetIndex.
+func TestIndexTupleKeys(t *testing.T) {
+	placed := func(ns, name, place string) map[string]any {
+		obj := inNamespace(ns, name)
+		obj["spec"] = map[string]any{"place": place}
+		obj["metadata"].(map[string]any)["labels"] = map[string]any{"neighbours": "yes"}
+		return obj
+	}
+	for _, large := range []bool{false, true} {
+		h := kopftest.New(t)
+		h.LargeIndexes = large
+		h.IndexObjects("byPlace", placed("default", "a", "north"), placed("default", "b", "south"), placed("other", "c", "north"))
+		h.SetIndex("byPlace", []any{"default", "north"}, "seeded")
+		res := h.Run("neighbours", placed("default", "a", "north"), nil)
+		want := `{"lookup":["seeded","a"],"whole":["seeded","a"]}`
+		if got := asJSON(t, res.Value); got != want {
+			t.Errorf("large=%v: neighbours = %s (%v), want %s", large, got, res.Err, want)
+		}
+	}
+}

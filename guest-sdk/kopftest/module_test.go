@@ -21,6 +21,8 @@ func init() {
 	kopf.OnValidate("kopf.dev", "v1", "kopfexamples", check)
 	kopf.OnEvent("kopf.dev", "v1", "kopfexamples", watch)
 	kopf.Index("kopf.dev", "v1", "kopfexamples", byNamespace)
+	kopf.Index("kopf.dev", "v1", "kopfexamples", byPlace)
+	kopf.OnCreate("kopf.dev", "v1", "kopfexamples", neighbours, kopf.Labels(map[string]any{"neighbours": kopf.Present}))
 	kopf.OnUpdate("kopf.dev", "v1", "kopfexamples", siblings, kopf.When(isLabelled))
 	kopf.OnStartup(startup)
 	kopf.OnCreate("kopf.dev", "v1", "kopfexamples", flaky)
@@ -115,6 +117,20 @@ func siblings(ctx *kopf.Context) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"lookup": looked, "index": ctx.Index("byNamespace")}, nil
+}
+
+// byPlace is an index keyed by a tuple, Kopf's {(namespace, name): ...}.
+func byPlace(ctx *kopf.Context) (any, error) {
+	return map[string]any{kopf.IndexKey(ctx.Namespace(), ctx.Spec().String("place")): ctx.Name()}, nil
+}
+
+// neighbours looks its place up in byPlace, by tuple and in the whole index.
+func neighbours(ctx *kopf.Context) (any, error) {
+	looked, err := ctx.IndexLookup("byPlace", []any{ctx.Namespace(), ctx.Spec().String("place")})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"lookup": looked, "whole": ctx.Index("byPlace")[kopf.IndexKey(ctx.Namespace(), ctx.Spec().String("place"))]}, nil
 }
 
 func startup(ctx *kopf.Context) (any, error) { return ctx.Activity(), nil }

@@ -709,6 +709,14 @@ export class Client {
 // ---- hierarchies (Kopf's kopf.adopt and friends) ----
 
 /** A controller owner reference to owner, with blockOwnerDeletion. */
+/** Kopf's tuple key, {(namespace, name): value}, for an index handler's
+ * result: the compact JSON text of the array of parts. JSON object keys are
+ * strings, so a tuple key travels as the text of its array; the host matches
+ * a look-up key that is not a string by its JSON text, so
+ * ctx.indexLookup(index, Value.array(parts)) finds the values under
+ * indexKey(parts), and ctx.index(index) holds them under that string. */
+export function indexKey(parts: Array<Value>): string { return Value.array(parts).toJSON(); }
+
 export function ownerReference(owner: Value): Value {
   return Value.object().setStr("apiVersion", owner.strAt("apiVersion")).setStr("kind", owner.strAt("kind"))
     .setStr("name", owner.strAt("metadata.name")).setStr("uid", owner.strAt("metadata.uid"))

@@ -95,6 +95,12 @@ export function test_numbers(): void {
   for (let i = 0; i < cases.length; i++) eq(Value.num(cases[i]).toJSON(), want[i]);
 }
 
+export function test_index_key(): void {
+  // Kopf's tuple keys: the compact JSON array, as Go's encoding/json writes it.
+  eq(kopf.indexKey([Value.str("default"), Value.str("a<b")]), "[\"default\",\"a\\u003cb\"]");
+  eq(kopf.indexKey([]), "[]");
+}
+
 export function test_strings(): void {
   eq(Value.str("a\b\f\n\u0001<>&\u2028\u2029\u007f é\"\\/").toJSON(), "\"a\\b\\f\\n\\u0001\\u003c\\u003e\\u0026\\u2028\\u2029\u007f é\\\"\\\\/\"");
 }

@@ -506,3 +506,13 @@ impl<'c, 'h> Client<'c, 'h> {
         format!("{} {} {}", verb, res, where_.trim_matches('/')).trim().to_string()
     }
 }
+
+/// Kopf's tuple key, `{(namespace, name): value}`, for an index handler's
+/// result: the compact JSON text of the array of `parts`. JSON object keys
+/// are strings, so a tuple key travels as the text of its array; the host
+/// matches a look-up key that is not a string by its JSON text, so
+/// `ctx.index_lookup(index, Value::Array(parts))` finds the values under
+/// `index_key(parts)`, and `ctx.index(index)` holds them under that string.
+pub fn index_key(parts: &[Value]) -> String {
+    Value::Array(parts.to_vec()).to_string()
+}

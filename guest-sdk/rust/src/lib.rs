@@ -41,7 +41,7 @@ mod registry;
 pub mod testing;
 
 pub use abi::{Admission, Conversion, DiffItem, Event, Kind, ResourceRef};
-pub use context::{Client, Context, Level, EVENT_NORMAL, EVENT_WARNING, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH};
+pub use context::{index_key, Client, Context, Level, EVENT_NORMAL, EVENT_WARNING, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH};
 pub use errors::{ApiError, Error, ORIGIN_CLUSTER, ORIGIN_HOST};
 pub use filters::{all_of, any_of, none_of, not, when, When};
 pub use hierarchy::{adjust_namespace, adopt, append_owner_reference, harmonize, label, owner_reference};

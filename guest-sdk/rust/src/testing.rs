@@ -134,9 +134,11 @@ impl Harness {
     pub fn object(&self, group: &str, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         self.state.borrow().objects.get(&key(group, resource, namespace, name)).cloned()
     }
-    /// Adds values under a key of an index.
+    /// Adds values under a key of an index: a string, null, or anything
+    /// else (a tuple as an array, a number) kept under its JSON text as the
+    /// host keys it, so `kopf::index_key(&[..])` and the array are one key.
     pub fn set_index(&self, index: &str, key: impl Into<Value>, values: Vec<Value>) {
-        let k = key.into().to_string();
+        let k = host_key(&key.into());
         let mut s = self.state.borrow_mut();
         s.indices.entry(index.into()).or_default().entry(k).or_default().extend(values);
     }
@@ -426,10 +428,19 @@ impl FakeHost {
                 obj! {"values" => Value::Array(Vec::new()), "index" => Value::Object(o)}.to_string()
             }
             Some(idx) => {
-                let values = idx.get(&req["key"].to_string()).cloned().unwrap_or_default();
+                let values = idx.get(&host_key(&req["key"])).cloned().unwrap_or_default();
                 obj! {"values" => values}.to_string()
             }
         }
+    }
+}
+
+/// An index key as the host keys it (JSON text): a string or null as it
+/// is, anything else by the string of its JSON text.
+fn host_key(key: &Value) -> String {
+    match key {
+        Value::String(_) | Value::Null => key.to_string(),
+        other => Value::from(other.to_string()).to_string(),
     }
 }
 

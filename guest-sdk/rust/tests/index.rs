@@ -32,3 +32,25 @@ fn index_all_reads_a_large_index_from_the_host() {
     let res = h.call(&req);
     assert_eq!(res.outcome, Ok(obj! {"carried" => Value::Null, "all" => want}));
 }
+
+fn neighbours(ctx: &mut Context) -> Result {
+    let key = vec![Value::from(ctx.namespace()), Value::from(ctx.spec().str_at("place"))];
+    let looked = ctx.index_lookup("by_place", Value::Array(key.clone()))?;
+    Ok(obj! {"lookup" => Value::Array(looked), "whole" => ctx.index("by_place")[kopf::index_key(&key).as_str()].clone()})
+}
+
+/// Kopf's tuple keys are JSON arrays: kopf::index_key gives the text a
+/// result is keyed by, and a look-up by the array finds it.
+#[test]
+fn tuple_keys_are_json_arrays() {
+    assert_eq!(kopf::index_key(&[Value::from("default"), Value::from("north")]), r#"["default","north"]"#);
+    let h = Harness::new(Module::build("indexes", "0.1.0", |m| {
+        m.on_create("kopf.dev", "v1", "kopfexamples", "neighbours", neighbours);
+    }));
+    h.set_index("by_place", kopf::index_key(&[Value::from("default"), Value::from("north")]), vec![Value::from("a")]);
+    let mut ex = example();
+    ex.as_object_mut().unwrap().insert("spec".into(), obj! {"place" => "north"});
+    let res = h.run("neighbours", &ex, None);
+    let a = Value::Array(vec![Value::from("a")]);
+    assert_eq!(res.outcome, Ok(obj! {"lookup" => a.clone(), "whole" => a}));
+}

@@ -24,7 +24,10 @@
 // Keys are JSON object member names, so they are strings; the key of
 // non-object results is null. A look-up key that is not a string (a
 // number, true) is matched by its JSON text, which is what encoding a Go
-// map[int]T gives; null matches the null key.
+// map[int]T gives; null matches the null key. Kopf's tuple keys,
+// {(namespace, name): value}, are JSON arrays: a handler keys its result
+// by the array's compact text (the SDKs' IndexKey), and a look-up by the
+// array itself finds them.
 //
 // # Errors
 //

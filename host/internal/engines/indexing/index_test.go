@@ -93,3 +93,24 @@ func TestIndexReplaceDiscard(t *testing.T) {
 		t.Errorf("after an empty result: %s, %d objects, size %d", got, ix.Objects(), ix.Size())
 	}
 }
+
+// Kopf's tuple keys: a result keyed by a JSON array's text and a look-up
+// by the array are one key.
+func TestTupleKeys(t *testing.T) {
+	values, _, err := indexing.Contributions(json.RawMessage(`{"[\"default\",\"north\"]":"a"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := indexing.NewIndex()
+	ix.Replace("default/a", values)
+	key, err := indexing.KeyOf(json.RawMessage(`[ "default", "north" ]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.Lookup(key); len(got) != 1 || string(got[0]) != `"a"` {
+		t.Errorf("look-up by the tuple = %s, want [\"a\"]", got)
+	}
+	if got, want := string(ix.Encode()), `{"[\"default\",\"north\"]":["a"]}`; got != want {
+		t.Errorf("encoded %s, want %s", got, want)
+	}
+}
