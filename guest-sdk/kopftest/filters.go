@@ -53,7 +53,7 @@ func (h *Host) WhyNot(id string, obj, old map[string]any) string {
 		}
 	}
 	if !h.Match(id, obj, old) {
-		return "its when filter (or a callable filter) returned false"
+		return f.CallbackRefusal()
 	}
 	return ""
 }

@@ -17,6 +17,7 @@ func init() {
 	res.OnField(filtered, kopf.ID("grown"), kopf.Field("spec.size"), kopf.Old(1), kopf.New(kopf.Present))
 	res.OnUpdate(filtered, kopf.ID("any-update"))
 	res.OnCreate(filtered, kopf.ID("short"), kopf.When(func(ctx *kopf.Context) bool { return len(ctx.Name()) <= 2 }))
+	res.OnCreate(filtered, kopf.ID("owned"), kopf.Annotations(map[string]any{"owner": func(v any, _ *kopf.Context) bool { return v == "me" }}))
 }
 
 func filtered(*kopf.Context) (any, error) { return "called", nil }
@@ -52,7 +53,10 @@ func TestRunAppliesFilters(t *testing.T) {
 		{"update without change", "any-update", example(1), example(1), "nothing essential changed between the old and the new object"},
 		{"update with a change", "any-update", example(2), example(1), ""},
 		{"when true", "short", example(1), nil, ""},
-		{"when false", "short", long, nil, "its when filter (or a callable filter) returned false"},
+		{"when false", "short", long, nil, "its when filter returned false"},
+		{"a callable annotation filter says no", "owned", labelled(nil, map[string]any{"owner": "you"}, 1), nil,
+			"its callable annotations filter on owner (or its when filter, if it has one) returned false"},
+		{"a callable annotation filter says yes", "owned", labelled(nil, map[string]any{"owner": "me"}, 1), nil, ""},
 	}
 	for _, tt := range tests {
 		if got := h.WhyNot(tt.id, tt.obj, tt.old); got != tt.want {

@@ -44,46 +44,9 @@ func WhyNot(h *Handler, c *Cause, when WhenFunc) (string, error) {
 		return "", err
 	}
 	if !ok {
-		return callbackRefusal(f), nil
+		return f.CallbackRefusal(), nil
 	}
 	return "", nil
-}
-
-// callbackRefusal names the guest's filters that may have said no: the
-// guest answers for its when function and every callable filter at once,
-// so the manifest tells which ones there are, not which one refused.
-func callbackRefusal(f abi.Filters) string {
-	var callables []string
-	for _, m := range []struct {
-		what    string
-		filters map[string]abi.MetaFilter
-	}{{"labels", f.Labels}, {"annotations", f.Annotations}} {
-		keys := make([]string, 0, len(m.filters))
-		for k, mf := range m.filters {
-			if mf.Callback {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			callables = append(callables, fmt.Sprintf("%s filter on %s", m.what, k))
-		}
-	}
-	for _, v := range []struct {
-		what   string
-		filter *abi.ValueFilter
-	}{{"value", f.Value}, {"old", f.Old}, {"new", f.New}} {
-		if v.filter != nil && v.filter.Callback {
-			callables = append(callables, fmt.Sprintf("%s filter on %s", v.what, f.Field))
-		}
-	}
-	switch len(callables) {
-	case 0:
-		return "its when filter returned false"
-	case 1:
-		return fmt.Sprintf("its callable %s (or its when filter, if it has one) returned false", callables[0])
-	}
-	return fmt.Sprintf("one of its callable filters (%s) or its when filter, if it has one, returned false", strings.Join(callables, ", "))
 }
 
 // fieldChangeMismatch explains a failed [Handler.matchesFieldChanges].
