@@ -329,7 +329,7 @@ class Host:
                 if f.get("new") and not _filters.check_value(f["new"], nv, nf):
                     return f"the new value of {handler.field} does not match the new filter {_describe(f['new'])}"
         if not self.match(id, body, old, kind):
-            return "its when filter (or a callable filter) returned false"
+            return _callback_refusal(f, handler.field)
         return ""
 
     def run(self, id, body=None, old=None, *, kind=None, force=False, **fields):
@@ -505,3 +505,22 @@ def _describe(f):
     if f.get("callback"):
         return "(a callback)"
     return json.dumps(f.get("value"), separators=(",", ":"))
+
+
+def _callback_refusal(filters, field):
+    """Which of a handler's guest-side filters refused (the words of the
+    abi module's Filters.CallbackRefusal): the module answers for its when
+    function and every callable filter at once, so this names the ones the
+    manifest declares."""
+    callables = []
+    for what in ("labels", "annotations"):
+        declared = filters.get(what) or {}
+        callables += [f"{what} filter on {k}" for k in sorted(declared) if (declared[k] or {}).get("callback")]
+    for what in ("value", "old", "new"):
+        if (filters.get(what) or {}).get("callback"):
+            callables.append(f"{what} filter on {field}")
+    if not callables:
+        return "its when filter returned false"
+    if len(callables) == 1:
+        return f"its callable {callables[0]} (or its when filter, if it has one) returned false"
+    return f"one of its callable filters ({', '.join(callables)}) or its when filter, if it has one, returned false"

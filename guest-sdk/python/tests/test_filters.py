@@ -30,6 +30,7 @@ class HostFiltersTest(KopfTestCase):
         kopf.on.field(*KEX, id="grown", field="spec.size", old=1, new=kopf.PRESENT)(filtered)
         kopf.on.update(*KEX, id="any-update")(filtered)
         kopf.on.create(*KEX, id="short", when=lambda name, **_: len(name) <= 2)(filtered)
+        kopf.on.create(*KEX, id="owned", annotations={"owner": lambda value, **_: value == "me"})(filtered)
 
     def test_the_go_kits_table(self):
         gold = {"tier": "gold"}
@@ -52,7 +53,10 @@ class HostFiltersTest(KopfTestCase):
              "nothing essential changed between the old and the new object"),
             ("update with a change", "any-update", example(2), example(1), ""),
             ("when true", "short", short, None, ""),
-            ("when false", "short", long, None, "its when filter (or a callable filter) returned false"),
+            ("when false", "short", long, None, "its when filter returned false"),
+            ("a callable annotation filter says no", "owned", labelled(None, {"owner": "you"}, 1), None,
+             "its callable annotations filter on owner (or its when filter, if it has one) returned false"),
+            ("a callable annotation filter says yes", "owned", labelled(None, {"owner": "me"}, 1), None, ""),
         ]
         for name, id, obj, old, want in cases:
             with self.subTest(name):
