@@ -170,6 +170,9 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	} else {
 		o.reportReduced(ctx, subj, c.patch)
 	}
+	if c.matched && c.delay <= 0 && !c.again {
+		c.debug("Handling cycle is finished, waiting for new changes.")
+	}
 	var rv string
 	if last != nil {
 		rv = last.ResourceVersion
@@ -200,6 +203,7 @@ type cyc struct {
 	running     int  // timers and daemons still running on a deleted object
 	finished    int  // handlers that finished (succeeded or failed for good) in this cycle
 	released    bool // the patch removes our finalizer from an object marked for deletion
+	matched     bool // the changing cause was handled (Kopf's "matched": not stealth, no finalizer added)
 	// deleteResults are the ids whose results this deletion cycle folded
 	// into the patch (see dropLoneDeleteResults).
 	deleteResults []string
@@ -243,6 +247,7 @@ func (c *cyc) run() error {
 	if c.cause.Reason == registry.ReasonFree || c.cause.Reason == registry.ReasonGone {
 		c.o.spawner.Forget(c.spawnKey())
 		c.debug(informational(c.cause.Reason))
+		c.matched = c.cause.Reason == registry.ReasonFree
 		return nil
 	}
 	if err := c.spawn(); err != nil {
@@ -251,6 +256,7 @@ func (c *cyc) run() error {
 	if acquiring := c.finalizer(); acquiring || !c.cause.Handling() {
 		if !acquiring {
 			c.debug(informational(c.cause.Reason)) // noop: the object has a diff-base, so it was handled
+			c.matched = true
 		}
 		return nil
 	}
@@ -263,6 +269,7 @@ func (c *cyc) run() error {
 		return nil
 	}
 	c.inProgress()
+	c.matched = true
 	owned := c.o.registry.ChangingIDs(ref)
 	state, err := c.storage.LoadState(c.cause.Body, owned)
 	if err != nil {

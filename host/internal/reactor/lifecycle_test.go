@@ -38,8 +38,9 @@ func (r *levelRecorder) take() []string {
 
 // Kopf's lifecycle lines, with its words and levels, at the moments Kopf
 // logs them: the finalizer added and removed, each cause in progress (the
-// body, and the diff of an update), a change that is not essential, and a
-// deletion that is not ours to handle.
+// body, and the diff of an update), a change that is not essential, a
+// deletion that is not ours to handle, and the end of every cycle that
+// handled the object with nothing left to do.
 func TestCycleLogsKopfsLifecycleLines(t *testing.T) {
 	f := newCycleFixture(t, spec("create_fn", abi.KindCreate, abi.Options{}), spec("delete_fn", abi.KindDelete, abi.Options{}))
 	logs := &levelRecorder{}
@@ -58,12 +59,17 @@ func TestCycleLogsKopfsLifecycleLines(t *testing.T) {
 		{"its creation", nil, []string{
 			`DEBUG Creation is in progress: {"apiVersion":"kopf.dev/v1"`,
 			"INFO Creation is processed: 1 succeeded; 0 failed.",
+			"DEBUG Handling cycle is finished, waiting for new changes.",
 		}},
 		{"an essential change", func() { setSpec(2) }, []string{
 			`DEBUG Updating is in progress: {"apiVersion":"kopf.dev/v1"`,
 			`DEBUG Updating diff: [{"op":"change","field":["spec","x"],"old":1,"new":2}]`,
+			"DEBUG Handling cycle is finished, waiting for new changes.",
 		}},
-		{"nothing essential", nil, []string{"DEBUG Something has changed, but we are not interested (the essence is the same)."}},
+		{"nothing essential", nil, []string{
+			"DEBUG Something has changed, but we are not interested (the essence is the same).",
+			"DEBUG Handling cycle is finished, waiting for new changes.",
+		}},
 		{"the deletion", func() {
 			f.store.mu.Lock()
 			defer f.store.mu.Unlock()
@@ -72,8 +78,12 @@ func TestCycleLogsKopfsLifecycleLines(t *testing.T) {
 			`DEBUG Deletion is in progress: {"apiVersion":"kopf.dev/v1"`,
 			"INFO Deletion is processed: 1 succeeded; 0 failed.",
 			"DEBUG Removing the finalizer, thus allowing the actual deletion.",
+			"DEBUG Handling cycle is finished, waiting for new changes.",
 		}},
-		{"released, not yet gone", nil, []string{"DEBUG Deletion, but we are done with it, and we do not care."}},
+		{"released, not yet gone", nil, []string{
+			"DEBUG Deletion, but we are done with it, and we do not care.",
+			"DEBUG Handling cycle is finished, waiting for new changes.",
+		}},
 	}
 	for _, step := range steps {
 		if step.change != nil {
