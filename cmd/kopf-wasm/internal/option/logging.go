@@ -27,7 +27,8 @@ func (o *Logging) ApplyFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	fs.BoolVarP(&o.Debug, "debug", "d", false, "log at debug level (the same as -v here)")
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "log warnings and errors only")
-	fs.StringVar(&o.LogFormat, "log-format", "full", "log format: "+strings.Join(logs.Formats, ", "))
+	fs.StringVar(&o.LogFormat, "log-format", "full", "log format: "+strings.Join(logs.Formats, ", ")+
+		" (kopf and kopf-plain are Kopf's own full and plain layouts, with its [namespace/name] prefix)")
 }
 
 // Level is the level the flags ask for.
