@@ -24,7 +24,9 @@ import (
 // TestRunE2E runs `kopf-wasm run` in-process against the real control
 // plane with the example module, creates a KopfExample, waits for the
 // create handler's result on the object, checks the liveness endpoint and
-// stops the operator as SIGINT would (by ending the context).
+// stops the operator as SIGINT would (by ending the context). It logs in
+// Kopf's own layout (--log-format kopf) at -v, where Kopf's lifecycle
+// lines are.
 func TestRunE2E(t *testing.T) {
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
@@ -46,7 +48,7 @@ func TestRunE2E(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, Streams{In: strings.NewReader(""), Out: &stdout, Err: &stderr},
-			[]string{"run", "--kubeconfig", env.Kubeconfig, "--standalone", "-L", liveness, "--log-format", "plain", "-v", "--config", config, mod})
+			[]string{"run", "--kubeconfig", env.Kubeconfig, "--standalone", "-L", liveness, "--log-format", "kopf", "-v", "--config", config, mod})
 	}()
 
 	dyn, err := dynamic.NewForConfig(env.Config)
@@ -93,7 +95,12 @@ func TestRunE2E(t *testing.T) {
 	// -v adds what Kopf's debug log shows: the watch events and the
 	// patches with their bodies.
 	for _, want := range []string{"module loaded", "And here we are! Creating", "stopped",
-		"Received a watch event ADDED", `Patching status with: {"status":{"create_fn":{"message":"hello world"}`} {
+		"Received a watch event ADDED", `Patching status with: {"status":{"create_fn":{"message":"hello world"}`,
+		"kopf.objects         [DEBUG   ] [default/kopf-example-1] Adding the finalizer, thus preventing the actual deletion.",
+		"kopf.objects         [DEBUG   ] [default/kopf-example-1] Creation is in progress: {",
+		"kopf.objects         [INFO    ] [default/kopf-example-1] Handler 'create_fn' succeeded.",
+		"kopf.objects         [INFO    ] [default/kopf-example-1] Creation is processed: 1 succeeded; 0 failed.",
+	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the logs lack %q:\n%s", want, logs)
 		}
