@@ -6,6 +6,9 @@
 //	kopf        Kopf's own layout, as its default --log-format=full writes:
 //	            "[2026-01-02 15:04:05,123] kopf.objects         [INFO    ] [ns/name] message"
 //	kopf-plain  Kopf's --log-format=plain: "[ns/name] message"
+//	kopf-json   Kopf's --log-format=json: {"timestamp", "severity" (debug,
+//	            info, warn, error), "message", "object": {kind, namespace,
+//	            name}, and the other attributes}
 //
 // In Kopf's layouts the object a record is about (the "object" group the
 // host adds) becomes the "[namespace/name]" prefix ("[name]" for a
@@ -30,7 +33,7 @@ import (
 )
 
 // Formats are the names --log-format accepts.
-var Formats = []string{"plain", "full", "json", "kopf", "kopf-plain"}
+var Formats = []string{"plain", "full", "json", "kopf", "kopf-plain", "kopf-json"}
 
 // layout is how a text handler lays a record out.
 type layout int
@@ -50,11 +53,35 @@ func NewHandler(w io.Writer, format string, level slog.Leveler) (slog.Handler, e
 	switch format {
 	case "json":
 		return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}), nil
+	case "kopf-json":
+		return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: kopfJSONKeys}), nil
 	}
 	if l, ok := layouts[format]; ok {
 		return &textHandler{out: &lockedWriter{w: w}, level: level, layout: l}, nil
 	}
 	return nil, fmt.Errorf("unknown log format %q: use one of %s", format, strings.Join(Formats, ", "))
+}
+
+// kopfJSONKeys renames slog's built-in keys to Kopf's JSON ones.
+func kopfJSONKeys(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) > 0 {
+		return a
+	}
+	switch a.Key {
+	case slog.TimeKey:
+		a.Key = "timestamp"
+	case slog.LevelKey:
+		a.Key = "severity"
+		if l, ok := a.Value.Any().(slog.Level); ok {
+			a.Value = slog.StringValue(strings.ToLower(pythonLevel(l)))
+			if l >= slog.LevelWarn && l < slog.LevelError {
+				a.Value = slog.StringValue("warn")
+			}
+		}
+	case slog.MessageKey:
+		a.Key = "message"
+	}
+	return a
 }
 
 // lockedWriter serializes writes of handlers derived from one another.

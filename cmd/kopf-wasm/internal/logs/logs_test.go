@@ -32,7 +32,7 @@ func TestHandlers(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewHandler(&bytes.Buffer{}, "xml", slog.LevelInfo); err == nil || !strings.Contains(err.Error(), "plain, full, json, kopf, kopf-plain") {
+	if _, err := NewHandler(&bytes.Buffer{}, "xml", slog.LevelInfo); err == nil || !strings.Contains(err.Error(), "plain, full, json, kopf, kopf-plain, kopf-json") {
 		t.Errorf("unknown format: error = %v", err)
 	}
 }
@@ -78,5 +78,23 @@ func TestKopfLayouts(t *testing.T) {
 				t.Errorf("output %q does not match %s", buf.String(), tt.want)
 			}
 		})
+	}
+}
+
+// kopf-json is Kopf's JSON layout: message, severity (debug, info, warn,
+// error), timestamp, and the object under "object".
+func TestKopfJSON(t *testing.T) {
+	var buf bytes.Buffer
+	h, err := NewHandler(&buf, "kopf-json", slog.LevelDebug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(h)
+	log.Warn("slow", slog.Group("object", "kind", "KopfExample", "namespace", "ns", "name", "ex"), "took", "2s")
+	log.Debug("quiet")
+	want := `^\{"timestamp":"[^"]+","severity":"warn","message":"slow","object":\{"kind":"KopfExample","namespace":"ns","name":"ex"\},"took":"2s"\}\n` +
+		`\{"timestamp":"[^"]+","severity":"debug","message":"quiet"\}\n$`
+	if !regexp.MustCompile(want).MatchString(buf.String()) {
+		t.Errorf("output %q does not match %s", buf.String(), want)
 	}
 }

@@ -18,7 +18,7 @@ type Logging struct {
 	// warnings and errors. Without them the level is info.
 	Verbose, Debug, Quiet bool
 	// LogFormat is plain, full (the default), json, or Kopf's own layouts
-	// kopf and kopf-plain (see package logs).
+	// kopf, kopf-plain and kopf-json (see package logs).
 	LogFormat string
 }
 
@@ -28,7 +28,7 @@ func (o *Logging) ApplyFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.Debug, "debug", "d", false, "log at debug level (the same as -v here)")
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "log warnings and errors only")
 	fs.StringVar(&o.LogFormat, "log-format", "full", "log format: "+strings.Join(logs.Formats, ", ")+
-		" (kopf and kopf-plain are Kopf's own full and plain layouts, with its [namespace/name] prefix)")
+		" (kopf, kopf-plain and kopf-json are Kopf's own full, plain and json layouts)")
 }
 
 // Level is the level the flags ask for.
