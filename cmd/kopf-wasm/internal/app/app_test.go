@@ -141,7 +141,7 @@ func TestBadInput(t *testing.T) {
 		{name: "build without go", env: map[string]string{"PATH": dir}, args: []string{"build", goModule}, code: 1,
 			want: "the go command is not on PATH; install Go"},
 		{name: "build a folder of no known language", args: []string{"build", dir}, code: 2,
-			want: "holds no go.mod or .go files, Cargo.toml, or asconfig.json"},
+			want: "holds no go.mod or .go files, Cargo.toml, asconfig.json, or .py files"},
 		{name: "init into a non-empty folder", args: []string{"init", nonEmpty, "--sdk", dir}, code: 2, want: "not the kopf-wasm guest SDK"},
 		{name: "init a bad kind", args: []string{"init", filepath.Join(dir, "new"), "--kind", "lower"}, code: 2, want: `kind "lower"`},
 	}

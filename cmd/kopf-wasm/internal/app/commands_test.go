@@ -105,7 +105,7 @@ func TestBuild(t *testing.T) {
 	}
 	// No sources of a known language.
 	r = run(t.Context(), "", "build", t.TempDir())
-	if r.code != 2 || !strings.Contains(r.errOut, "holds no go.mod or .go files, Cargo.toml, or asconfig.json") {
+	if r.code != 2 || !strings.Contains(r.errOut, "holds no go.mod or .go files, Cargo.toml, asconfig.json, or .py files") {
 		t.Errorf("build of an empty folder: %+v", r)
 	}
 }
