@@ -192,6 +192,8 @@ type Options struct {
 	Sharp               bool    `json:"sharp,omitempty"`
 	CancellationBackoff float64 `json:"cancellationBackoff,omitempty"`
 	CancellationTimeout float64 `json:"cancellationTimeout,omitempty"`
+	// CancellationPolling: how often a daemon asked to stop that has no
+	// CancellationTimeout is checked (and reported) until it exits.
 	CancellationPolling float64 `json:"cancellationPolling,omitempty"`
 
 	// Admission webhooks (validate, mutate).

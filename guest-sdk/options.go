@@ -130,7 +130,11 @@ func CancellationTimeout(d time.Duration) Option {
 		func(h *handler) { h.spec.Options.CancellationTimeout = d.Seconds() })
 }
 
-// CancellationPolling is how often a daemon that will not exit is checked.
+// CancellationPolling is how often a daemon that will not exit, and has no
+// CancellationTimeout to close it, is checked after its
+// CancellationBackoff: each check logs that it still runs (the object
+// keeps its finalizer). Default: the host's
+// execution.cancellationPolling, one minute.
 func CancellationPolling(d time.Duration) Option {
 	return set("CancellationPolling", []abi.HandlerKind{abi.KindDaemon},
 		func(h *handler) { h.spec.Options.CancellationPolling = d.Seconds() })

@@ -45,6 +45,7 @@ func allScenarios() []scenario {
 		severalKindsScenarios(),
 		logScenarios(),
 		valueFilterScenarios(),
+		memoScenarios(),
 	} {
 		all = append(all, group...)
 	}

@@ -56,3 +56,32 @@ func severalKindsScenarios() []scenario {
 		},
 	}}
 }
+
+// memoScenarios pin Kopf's memo on objects (and the project's copy per
+// object).
+func memoScenarios() []scenario {
+	return []scenario{{
+		name: "memo/a-copy-per-object",
+		pins: "Each object's memo starts as the operator memo that the startup handler filled (an empty list " +
+			"under seen) and keeps what the object's handlers put there between their calls: memo_fn appends the " +
+			"object's name on the creation and on an update (x sees [x] then [x, x]), and another object's memo " +
+			"is its own (y sees [y]).",
+		ref: "kopf.md §1.5 (memo), §10 (memo: per-object, from the operator memo); Kopf's docs, Memos",
+		departure: "A memo is a copy per object, nested values included: Kopf's is a shallow copy of the " +
+			"operator memo, so the list the startup handler put there is one list shared by every object (y " +
+			"would see [x, x, y]); here y sees [y].",
+		run: func(s *S) {
+			s.start()
+			s.createHandled("x", obj{annotations: on("memo"), spec: specOf(nil)})
+			s.patch("x", `{"spec":{"step":2}}`)
+			s.waitCall("x", "memo_fn", "update", 0)
+			s.waitHandled("x")
+			s.createHandled("y", obj{annotations: on("memo"), spec: specOf(nil)})
+			s.quiet()
+			s.wantCalls("x", "create_fn create 0", "update_fn update 0", "memo_fn create 0", "memo_fn update 0")
+			s.wantState("x", false, map[string]string{"create_fn": result("create", 0), "update_fn": result("update", 0),
+				"memo_fn": `{"seen":["x","x"]}`})
+			s.wantState("y", false, map[string]string{"create_fn": result("create", 0), "memo_fn": `{"seen":["y"]}`})
+		},
+	}}
+}

@@ -55,6 +55,30 @@ func spawningScenarios() []scenario {
 			s.wantState("x", false, map[string]string{"create_fn": result("create", 0), "update_fn": result("update", 0)})
 			s.wantWrites("x", w(2, 2))
 		},
+	}, {
+		name: "spawn/daemon-polled-while-it-ignores-the-stop",
+		pins: "A daemon that keeps running after it is asked to stop, with no cancellation_timeout, is polled " +
+			"every cancellation_polling seconds (1 s here) until it returns: each check says it still runs, its " +
+			"instance is never closed, and the finalizer holds the object until the daemon returns, then goes.",
+		ref: "kopf.md §1.1 (daemon: cancellation_polling), §1.7 (termination: without a cancellation_timeout " +
+			"Kopf polls every cancellation_polling seconds and the finaliser stays)",
+		departure: "The host learns of a daemon's exit at once, so a check only reports (an info line per " +
+			"check) and the finalizer goes as soon as the daemon returns; Kopf re-runs the object's processing " +
+			"at each check to see whether the daemon exited.",
+		run: func(s *S) {
+			s.start()
+			s.createHandled("x", obj{annotations: on("stubborn"), spec: specOf(nil, "linger", 3.5)})
+			s.waitCall("x", "stubborn_fn", "daemon", 0)
+			s.del("x")
+			s.waitGone("x")
+			s.quiet()
+			s.wantCalls("x", "create_fn create 0", "stubborn_fn daemon 0")
+			s.wantDaemonStopped("x", "deleted")
+			if n := len(s.rec.find("x", "Daemon 'stubborn_fn' is still running")); n < 1 {
+				s.Errorf("no check said the daemon still ran:\n%s", s.rec.dump())
+			}
+			s.wantLog("x", "did not exit in time", 0)
+		},
 	}}
 }
 

@@ -123,6 +123,12 @@ type Execution struct {
 	// wasm instance of its own. A daemon past the cap waits for a slot, and
 	// a warning says so.
 	MaxDaemons int `json:"maxDaemons"`
+	// CancellationPolling is how often the host checks, and says in its
+	// log, that a daemon asked to stop still runs, when the daemon sets no
+	// cancellation timeout (which would close it) and no polling of its
+	// own: Kopf's settings.background.cancellation_polling. The object
+	// keeps its finalizer meanwhile.
+	CancellationPolling time.Duration `json:"cancellationPolling"`
 	// ProbeCache is how long the liveness endpoint reuses the results of
 	// the probe handlers before calling them again; Kopf's fixed 10 s. 0:
 	// every request calls them.
@@ -558,7 +564,7 @@ func Default() Settings {
 			DiffBaseAnnotationBytes: 128 << 10,
 			DiffBaseObjectBytes:     1280 << 10,
 		},
-		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100, ProbeCache: 10 * time.Second, IndexInline: 4096},
+		Execution: Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100, CancellationPolling: 60 * time.Second, ProbeCache: 10 * time.Second, IndexInline: 4096},
 		Posting: Posting{
 			Enabled:            true,
 			Level:              LevelWarning,

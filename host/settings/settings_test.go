@@ -94,6 +94,7 @@ func TestValidate(t *testing.T) {
 		{func(s *Settings) { s.Execution.DefaultBackoff = -time.Second }, "execution.defaultBackoff: must be 0 or more"},
 		{func(s *Settings) { s.Execution.Workers = 0 }, "execution.workers: must be at least 1, got 0"},
 		{func(s *Settings) { s.Execution.MaxDaemons = 0 }, "execution.maxDaemons: must be at least 1"},
+		{func(s *Settings) { s.Execution.CancellationPolling = 0 }, "execution.cancellationPolling: must be above 0"},
 		{func(s *Settings) { s.Posting.Level = 7 }, "posting.level: must be info or warning"},
 		{func(s *Settings) { s.Posting.ReportingComponent = "" }, "posting.reportingComponent: "},
 		{func(s *Settings) { s.Posting.ReportingInstance = strings.Repeat("x", 129) }, "posting.reportingInstance: "},
@@ -219,7 +220,7 @@ func TestLoadErrors(t *testing.T) {
 		name, file, want string
 	}{
 		{"unknown group", "exection:\n  workers: 2\n", `exection: unknown settings group (known: persistence, execution, posting, queueing, watching, wasm, kube, modules, process, admission, sharding, peering, leaderElection, observability)`},
-		{"unknown key", "execution:\n  wrokers: 2\n", `execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, probeCache, indexInline)`},
+		{"unknown key", "execution:\n  wrokers: 2\n", `execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, cancellationPolling, probeCache, indexInline)`},
 		{"Go name instead of the JSON name", "execution:\n  Workers: 2\n", `execution.Workers: unknown execution setting`},
 		{"duplicate key", "execution:\n  workers: 2\n  workers: 3\n", `"workers" already set in map`},
 		{"string for an integer", "execution:\n  workers: many\n", `execution.workers: want an integer, got "many"`},

@@ -77,6 +77,7 @@ func (s Settings) Validate() error {
 	v.notNegative("execution.defaultBackoff", e.DefaultBackoff)
 	v.atLeast("execution.workers", e.Workers, 1)
 	v.atLeast("execution.maxDaemons", e.MaxDaemons, 1)
+	v.positive("execution.cancellationPolling", e.CancellationPolling)
 	v.notNegative("execution.probeCache", e.ProbeCache)
 	v.atLeast("execution.indexInline", e.IndexInline, 0)
 

@@ -55,6 +55,14 @@
 //	                       starts with "big") and whose when filter is
 //	                       kopf.Not(named "skip")
 //
+//	conf/stubborn          stubborn_fn, a daemon that keeps running for
+//	                       spec.linger seconds after it is asked to stop
+//	                       (cancellation_polling=1s, no timeout)
+//	conf/memo              memo_fn, a create and update handler (one id)
+//	                       that appends the object's name to the list
+//	                       memo["seen"] (the startup handler puts an empty
+//	                       list in the operator memo) and returns it
+//
 // and callable_annotation_fn, an update handler whose annotation filter
 // on conf/callable is a function (the value is "go").
 //
@@ -127,6 +135,27 @@ func init() {
 			return strings.HasPrefix(s, "big")
 		}),
 		kopf.When(kopf.Not(func(ctx *kopf.Context) bool { return ctx.Name() == "skip" })))
+	kopf.Daemon(group, version, plural, stubborn, kopf.ID("stubborn_fn"), on("conf/stubborn"),
+		kopf.CancellationPolling(time.Second))
+	kopf.OnStartup(startup)
+	kopf.OnCreate(group, version, plural, remember, kopf.ID("memo_fn"), on("conf/memo"))
+	kopf.OnUpdate(group, version, plural, remember, kopf.ID("memo_fn"), on("conf/memo"))
+}
+
+// startup puts an empty list in the operator memo, which every object's
+// memo starts with.
+func startup(ctx *kopf.Context) (any, error) {
+	ctx.Memo()["seen"] = []any{}
+	return nil, nil
+}
+
+// remember appends the object's name to memo["seen"] and returns the list.
+func remember(ctx *kopf.Context) (any, error) {
+	record(ctx, string(ctx.Reason()))
+	seen, _ := ctx.Memo()["seen"].([]any)
+	seen = append(seen, ctx.Name())
+	ctx.Memo()["seen"] = seen
+	return map[string]any{"seen": seen}, nil
 }
 
 // subParent registers a sub-handler per name in spec.subs, each behaving
@@ -214,6 +243,18 @@ func daemon(ctx *kopf.Context) (any, error) {
 	record(ctx, "daemon")
 	for !ctx.SleepUntilStopped(time.Hour) {
 	}
+	ctx.Logger().Info("stopped", "why", ctx.StopReason())
+	return nil, nil
+}
+
+// stubborn records its start and, once asked to stop, keeps running for
+// spec.linger seconds before it returns, as a daemon that does not check
+// its stopped flag.
+func stubborn(ctx *kopf.Context) (any, error) {
+	record(ctx, "daemon")
+	for !ctx.SleepUntilStopped(time.Hour) {
+	}
+	time.Sleep(time.Duration(number(ctx.Spec(), "linger") * float64(time.Second)))
 	ctx.Logger().Info("stopped", "why", ctx.StopReason())
 	return nil, nil
 }

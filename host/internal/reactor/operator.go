@@ -179,6 +179,7 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	o.spawner = spawning.New(spawning.Options{
 		Exec: o.exec, Modules: slices.Collect(maps.Keys(o.modules)), Logger: o.log, ObserveTimer: opts.ObserveTimer,
 		MaxDaemons: opts.Settings.Execution.MaxDaemons, Gate: opts.Gate,
+		CancellationPolling: opts.Settings.Execution.CancellationPolling,
 		StatusSubresource: func(resource string) bool {
 			o.mu.RLock()
 			defer o.mu.RUnlock()

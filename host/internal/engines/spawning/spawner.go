@@ -48,6 +48,11 @@ type Options struct {
 	// MaxDaemons caps the daemons running at once per module
 	// (settings.Execution.MaxDaemons).
 	MaxDaemons int
+	// CancellationPolling is how often a daemon that does not exit when
+	// asked, and has no cancellation timeout, is checked and reported
+	// when its handler sets no polling
+	// (settings.Execution.CancellationPolling). Default one minute.
+	CancellationPolling time.Duration
 	// Logger receives the workers' own logs. Default slog.Default().
 	Logger *slog.Logger
 	// ObserveTimer, when set, is called after each timer run with how late

@@ -2,6 +2,9 @@ package spawning_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,14 +63,24 @@ type fixture struct {
 
 func newFixture(t *testing.T, run func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error)) *fixture {
 	t.Helper()
+	return newFixtureWith(t, run, nil)
+}
+
+// newFixtureWith is newFixture with the spawner's options changed by opts.
+func newFixtureWith(t *testing.T, run func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error), opts func(*spawning.Options)) *fixture {
+	t.Helper()
 	f := &fixture{clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		mod: &module{run: run}, woken: make(chan spawning.Key, 16)}
 	exec := execution.New(execution.Options{
 		Modules: func(string) execution.Module { return f.mod }, Cluster: cluster{},
 		Settings: settings.Default(), Clock: f.clock,
 	})
-	f.spawner = spawning.New(spawning.Options{Exec: exec, Modules: []string{"m"}, MaxDaemons: 2,
-		Wake: func(k spawning.Key) { f.woken <- k }})
+	o := spawning.Options{Exec: exec, Modules: []string{"m"}, MaxDaemons: 2,
+		Wake: func(k spawning.Key) { f.woken <- k }}
+	if opts != nil {
+		opts(&o)
+	}
+	f.spawner = spawning.New(o)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -216,5 +229,106 @@ func TestFinishedDaemonIsNotRespawned(t *testing.T) {
 	f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, false)
 	if f.spawner.Running(key) != 0 || f.mod.calls.Load() != 1 {
 		t.Errorf("running %d, calls %d: the finished daemon ran again", f.spawner.Running(key), f.mod.calls.Load())
+	}
+}
+
+// lines is a slog handler that keeps the messages it is given.
+type lines struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *lines) Enabled(context.Context, slog.Level) bool { return true }
+func (l *lines) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, r.Message)
+	return nil
+}
+func (l *lines) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *lines) WithGroup(string) slog.Handler      { return l }
+
+func (l *lines) count(substr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, m := range l.msgs {
+		if strings.Contains(m, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// A daemon that ignores the stop and has no cancellation timeout is
+// polled, Kopf's cancellation_polling: after its cancellation backoff,
+// every polling period (the handler's, else
+// settings.Execution.CancellationPolling) the host checks it and says it
+// still runs, holding the object; it is never closed, and the checks end
+// when it exits.
+func TestDaemonPolledWithoutCancellationTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		polling float64
+		period  time.Duration
+	}{{"the handler's polling", 2, 2 * time.Second}, {"the default polling", 0, 7 * time.Second}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var once sync.Once
+			started, release := make(chan struct{}), make(chan struct{})
+			log := &lines{}
+			f := newFixtureWith(t, func(ctx context.Context, _ *abi.Request, _ wasmrt.Host) (*abi.Response, error) {
+				once.Do(func() { close(started) })
+				select { // ignores the stop
+				case <-release:
+				case <-ctx.Done():
+				}
+				return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+			}, func(o *spawning.Options) {
+				o.Logger = slog.New(log)
+				o.CancellationPolling = 7 * time.Second
+			})
+			h := handler(t, abi.HandlerSpec{ID: "stubborn", Kind: abi.KindDaemon,
+				Options: abi.Options{CancellationBackoff: 1, CancellationPolling: tt.polling}})
+			f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+			<-started
+			f.spawner.Stop(key, body())
+			const still = "Daemon 'stubborn' is still running"
+			f.settle(t, 1)
+			f.clock.Step(time.Second) // the cancellation backoff
+			for i := 1; i <= 3; i++ {
+				f.settle(t, 1)
+				if n := log.count(still); n != i-1 {
+					t.Fatalf("%d checks before check %d", n, i)
+				}
+				f.clock.Step(tt.period)
+				waitFor(t, func() bool { return log.count(still) == i }, fmt.Sprintf("check %d", i))
+			}
+			if f.spawner.Running(key) != 1 {
+				t.Fatal("a polled daemon was ended")
+			}
+			close(release)
+			select {
+			case <-f.woken:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the object was not woken when its daemon exited")
+			}
+			f.clock.Step(3 * tt.period)
+			time.Sleep(10 * time.Millisecond)
+			if n := log.count(still); n != 3 {
+				t.Errorf("%d checks after the daemon exited, want none", n-3)
+			}
+		})
+	}
+}
+
+// waitFor waits (in real time, generously) until cond holds.
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

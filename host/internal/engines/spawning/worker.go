@@ -151,7 +151,7 @@ func (s *Spawner) runDaemon(o *object, w *worker) bool {
 		}
 	}
 	defer func() { <-slots }()
-	go s.enforceStop(w)
+	go s.enforceStop(o, w)
 	if !w.sleep(seconds(w.handler.Spec.Options.InitialDelay)) {
 		return false
 	}
@@ -172,8 +172,9 @@ func (s *Spawner) runDaemon(o *object, w *worker) bool {
 
 // enforceStop terminates a daemon that is asked to stop and does not:
 // after its cancellation backoff and timeout its instance is closed.
-// Without a cancellation timeout it waits for as long as the daemon runs.
-func (s *Spawner) enforceStop(w *worker) {
+// Without a cancellation timeout the daemon is polled for as long as it
+// runs (pollStop).
+func (s *Spawner) enforceStop(o *object, w *worker) {
 	select {
 	case <-w.stopping:
 	case <-w.hard.Done():
@@ -181,6 +182,7 @@ func (s *Spawner) enforceStop(w *worker) {
 	}
 	opts := w.handler.Spec.Options
 	if opts.CancellationTimeout <= 0 {
+		s.pollStop(o, w)
 		return
 	}
 	t := s.clock.NewTimer(seconds(opts.CancellationBackoff) + seconds(opts.CancellationTimeout))
@@ -190,6 +192,29 @@ func (s *Spawner) enforceStop(w *worker) {
 		s.opts.Logger.Warn(fmt.Sprintf("Daemon '%s' did not exit in time; its instance is closed.", w.handler.ID()))
 		w.terminate()
 	case <-w.hard.Done():
+	}
+}
+
+// pollStop is Kopf's cancellation_polling for a daemon asked to stop that
+// has no cancellation timeout: after its cancellation backoff, every
+// polling period until it exits, the host checks it and logs that it still
+// runs (the object keeps its finalizer). The host learns of the exit at
+// once, so the check only reports; it never ends the daemon.
+func (s *Spawner) pollStop(o *object, w *worker) {
+	opts := w.handler.Spec.Options
+	every := cmp.Or(seconds(opts.CancellationPolling), s.opts.CancellationPolling, time.Minute)
+	asked := s.clock.Now()
+	t := s.clock.NewTimer(seconds(opts.CancellationBackoff) + every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C():
+		case <-w.hard.Done():
+			return
+		}
+		s.opts.Logger.Info(fmt.Sprintf("Daemon '%s' is still running %s after it was asked to stop (%s); it has no cancellationTimeout, so it is waited for; the next check is in %s.",
+			w.handler.ID(), s.clock.Since(asked).Round(time.Second), w.stopReason(), every), execution.ObjectAttrs(s.body(o))...)
+		t.Reset(every)
 	}
 }
 
