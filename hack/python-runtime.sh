@@ -54,13 +54,18 @@ SRC_LIST=/etc/apt/sources.list.d/kopf-wasm-src.sources
 CONFIGURE_CACHE=(ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no)
 # wasi-libc's clockid_t is a pointer: CPython's int casts would be errors.
 CPYTHON_CFLAGS="-O2 -Wno-error=int-conversion"
+# Built-in modules left out: the CJK codecs' tables (0.7 MB of the runtime
+# and of every instance's memory), and deprecated or example modules.
+DISABLED_MODULES=(_codecs_cn _codecs_hk _codecs_iso2022 _codecs_jp _codecs_kr _codecs_tw
+  _multibytecodec audioop _crypt xxsubtype)
 CONFIGURE_FLAGS=(--host=wasm32-unknown-wasi --with-build-python=/usr/bin/python3.11
   --disable-test-modules --without-ensurepip --prefix=/usr/local)
 
-# The link step.
+# The link step: CPython's own stack for WASI (512 KiB, first, so that an
+# overflow traps instead of overwriting data), and no --initial-memory (its
+# 10 MiB would be in every instance; the heap grows as init needs: ~6 MiB).
 EXPORTS=(kopf_python_init kopf_manifest kopf_handle)
-LINK_FLAGS=(-mexec-model=reactor -O2 -s -Wl,--stack-first -z stack-size=524288
-  -Wl,--initial-memory=10485760 -Wl,--gc-sections)
+LINK_FLAGS=(-mexec-model=reactor -O2 -s -Wl,--stack-first -z stack-size=524288 -Wl,--gc-sections)
 SHIM_CFLAGS=(-O2 -Wall -Werror -std=c11)
 
 fail() { echo "python-runtime: $*" >&2; exit 1; }
@@ -114,7 +119,7 @@ build_zlib() { # build_zlib WORK PREFIX: Debian's zlib source, static, for wasm3
   (cd "$work" && run "$log" apt-get source -qq zlib)
   src=$(find "$work" -maxdepth 1 -type d -name 'zlib-*' | head -n 1)
   [ -n "$src" ] || fail "apt-get source zlib left no zlib-* folder in $work"
-  (cd "$src" && run "$log" env CC="$CC" CFLAGS="-O2" AR=llvm-ar-16 RANLIB=llvm-ranlib-16 \
+  (cd "$src" && run "$log" env CC="$CC" CFLAGS="-O2 -ffile-prefix-map=$work=." AR=llvm-ar-16 RANLIB=llvm-ranlib-16 \
     CHOST=wasm32-wasi ./configure --static --prefix="$prefix")
   (cd "$src" && run "$log" make -j2 libz.a && run "$log" make install)
 }
@@ -132,11 +137,11 @@ build_cpython() { # builds $cpy
   build_zlib "$work" "$zlib"
 
   bld="$work/build"
-  mkdir -p "$bld"
-  : >"$src/Modules/Setup.local"
+  mkdir -p "$bld/Modules"
+  printf '%s\n' '*disabled*' "${DISABLED_MODULES[@]}" >"$bld/Modules/Setup.local"
   (cd "$bld" && run "$log" env CONFIG_SITE="$src/Tools/wasm/config.site-wasm32-wasi" \
     CC="$CC" CPP="$CC -E" AR=llvm-ar-16 RANLIB=llvm-ranlib-16 READELF=true \
-    CFLAGS="$CPYTHON_CFLAGS" ZLIB_CFLAGS="-I$zlib/include" ZLIB_LIBS="-L$zlib/lib -lz" \
+    CFLAGS="$CPYTHON_CFLAGS -ffile-prefix-map=$work=." ZLIB_CFLAGS="-I$zlib/include" ZLIB_LIBS="-L$zlib/lib -lz" \
     PKG_CONFIG_PATH="" PKG_CONFIG_LIBDIR="$zlib/lib/pkgconfig" "${CONFIGURE_CACHE[@]}" \
     "$src/configure" -C --build="$("$src/config.guess")" "${CONFIGURE_FLAGS[@]}")
   (cd "$bld" && run "$log" make -j"$(nproc)")
@@ -208,7 +213,7 @@ main() {
   local recipe link
   recipe=$({
     declare -f build_zlib build_cpython make_sysroot
-    echo "${CONFIGURE_CACHE[*]} $CPYTHON_CFLAGS ${CONFIGURE_FLAGS[*]} $CC"
+    echo "${CONFIGURE_CACHE[*]} $CPYTHON_CFLAGS ${CONFIGURE_FLAGS[*]} ${DISABLED_MODULES[*]} $CC"
   } | sha256sum | cut -c1-8)
   link=$({
     (cd "$shim" && find . -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort | xargs sha256sum)
@@ -259,6 +264,5 @@ main() {
   finish
 }
 
-# All of it is read before it runs: editing this file mid-build is safe.
-main "$@"
-exit
+# One line, read whole before it runs: editing this file mid-build is safe.
+main "$@"; exit
