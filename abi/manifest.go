@@ -186,12 +186,18 @@ type Options struct {
 	Deleted bool `json:"deleted,omitempty"`
 
 	// Timers and daemons.
-	Interval            float64 `json:"interval,omitempty"`
-	InitialDelay        float64 `json:"initialDelay,omitempty"`
-	Idle                float64 `json:"idle,omitempty"`
-	Sharp               bool    `json:"sharp,omitempty"`
-	CancellationBackoff float64 `json:"cancellationBackoff,omitempty"`
-	CancellationTimeout float64 `json:"cancellationTimeout,omitempty"`
+	Interval     float64 `json:"interval,omitempty"`
+	InitialDelay float64 `json:"initialDelay,omitempty"`
+	// InitialDelayCallback says the guest computes the initial delay from
+	// the object (Kopf's callable initial_delay): before the first run of
+	// the timer or daemon for an object the host asks the guest with
+	// [Request.Call] = [CallInitialDelay]. An addition to ABI v1; an older
+	// host ignores it and starts the timer or daemon at once.
+	InitialDelayCallback bool    `json:"initialDelayCallback,omitempty"`
+	Idle                 float64 `json:"idle,omitempty"`
+	Sharp                bool    `json:"sharp,omitempty"`
+	CancellationBackoff  float64 `json:"cancellationBackoff,omitempty"`
+	CancellationTimeout  float64 `json:"cancellationTimeout,omitempty"`
 	// CancellationPolling: how often a daemon asked to stop that has no
 	// CancellationTimeout is checked (and reported) until it exits.
 	CancellationPolling float64 `json:"cancellationPolling,omitempty"`

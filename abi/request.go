@@ -26,6 +26,11 @@ const (
 	// CallWhen evaluates the handler's callback filter; the guest answers
 	// with [Response.Matched] and must not act.
 	CallWhen Call = "when"
+	// CallInitialDelay evaluates a timer's or daemon's callable initial
+	// delay ([Options.InitialDelayCallback]) for the object, once before
+	// its first run; the guest answers with the delay in seconds as
+	// [Response.Result] (a JSON number, 0 or more) and must not act.
+	CallInitialDelay Call = "initialDelay"
 )
 
 // Request is the input of [ExportHandle]: Kopf's handler kwargs. The guest

@@ -106,6 +106,12 @@ func (h *HandlerSpec) validate(where string, p *problems) {
 	case h.Kind == KindConvert && h.Resource.Group == "":
 		p.add("%s is a convert handler of a core resource; only custom resources convert", where)
 	}
+	if h.Options.InitialDelayCallback && h.Kind != KindTimer && h.Kind != KindDaemon {
+		p.add("%s is a %s handler; only timers and daemons have an initial delay", where, h.Kind)
+	}
+	if h.Options.InitialDelayCallback && h.Options.InitialDelay > 0 {
+		p.add("%s sets both initialDelay and initialDelayCallback; keep one", where)
+	}
 	if len(h.Options.Versions) > 0 && h.Kind != KindConvert {
 		p.add("%s is a %s handler; only convert handlers declare versions", where, h.Kind)
 	}

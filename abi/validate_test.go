@@ -49,6 +49,9 @@ func TestValidate(t *testing.T) {
 		{"callback label without when", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Filters: Filters{Labels: map[string]MetaFilter{"app": {Callback: true}}}}), `label filter "app" is a callback, which needs when`},
 		{"callback and value", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Filters: Filters{When: true, Annotations: map[string]MetaFilter{"a": {Callback: true, Present: true}}}}), `annotation filter "a" must set exactly one`},
 		{"callback value without when", valid(HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res, Filters: Filters{Field: "spec.x", Old: &ValueFilter{Callback: true}}}), "the old filter is a callback, which needs when"},
+		{"initial delay callback", valid(HandlerSpec{ID: "a", Kind: KindTimer, Resource: res, Options: Options{InitialDelayCallback: true}}), ""},
+		{"initial delay callback on a create handler", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res, Options: Options{InitialDelayCallback: true}}), "only timers and daemons have an initial delay"},
+		{"initial delay and its callback", valid(HandlerSpec{ID: "a", Kind: KindDaemon, Resource: res, Options: Options{InitialDelay: 1, InitialDelayCallback: true}}), "sets both initialDelay and initialDelayCallback"},
 		{"bad verb", &Manifest{ABIVersion: Version, Module: ModuleInfo{Name: "m"}, Permissions: Permissions{Kubernetes: []KubePermission{{Resource: "pods", Verbs: []string{"steal"}}}}}, `unknown verb "steal"`},
 	}
 	for _, tt := range tests {

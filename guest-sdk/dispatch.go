@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
@@ -28,8 +29,11 @@ func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
 			Message: fmt.Sprintf("module %q has no handler %q; rebuild or reload the module", r.module.Name, req.Handler)}}
 	}
 	ctx := &Context{req: req, handler: h, host: host, module: r.module.Name}
-	if req.Call == abi.CallWhen {
+	switch req.Call {
+	case abi.CallWhen:
 		return ctx.matchWhen()
+	case abi.CallInitialDelay:
+		return ctx.answerInitialDelay()
 	}
 	result, err := ctx.call()
 	result, err = ctx.finishSubhandlers(result, err)
@@ -67,6 +71,29 @@ func (c *Context) matchWhen() *abi.Response {
 		}
 	}
 	return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}, Matched: &matched}
+}
+
+// answerInitialDelay runs the handler's callable initial delay: its
+// seconds are the result.
+func (c *Context) answerInitialDelay() *abi.Response {
+	if c.handler.initialDelay == nil {
+		return &abi.Response{Outcome: outcome(fmt.Errorf("handler %s has no callable initial delay", c.req.Handler))}
+	}
+	d, err := c.initialDelay()
+	if err != nil {
+		return &abi.Response{Outcome: outcome(err)}
+	}
+	raw, err := marshal(d.Seconds())
+	return &abi.Response{Outcome: outcome(err), Result: raw}
+}
+
+func (c *Context) initialDelay() (d time.Duration, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = c.panicked(p)
+		}
+	}()
+	return c.handler.initialDelay(c), nil
 }
 
 func (c *Context) when() (matched bool, err error) {

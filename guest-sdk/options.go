@@ -117,6 +117,21 @@ func InitialDelay(d time.Duration) Option {
 		func(h *handler) { h.spec.Options.InitialDelay = d.Seconds() })
 }
 
+// InitialDelayFunc computes the initial delay of a timer or daemon from
+// the object (Kopf's callable initial_delay): the host calls fn once,
+// before the first run for each object. fn must only look; a panic or a
+// negative delay makes the host log it and start at once.
+func InitialDelayFunc(fn func(ctx *Context) time.Duration) Option {
+	return option("InitialDelayFunc", []abi.HandlerKind{abi.KindTimer, abi.KindDaemon}, func(h *handler) error {
+		if fn == nil {
+			return errors.New("nil function")
+		}
+		h.initialDelay = fn
+		h.spec.Options.InitialDelayCallback = true
+		return nil
+	})
+}
+
 // CancellationBackoff is how long a stopped daemon may finish gracefully.
 func CancellationBackoff(d time.Duration) Option {
 	return set("CancellationBackoff", []abi.HandlerKind{abi.KindDaemon},

@@ -6,6 +6,7 @@ import (
 	"path"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/guest-sdk/internal/hostcall"
@@ -48,6 +49,8 @@ type handler struct {
 	// callbacks are the callable label, annotation and value filters
 	// (callbacks.go), evaluated before when.
 	callbacks []func(*Context) bool
+	// initialDelay is a timer's or daemon's callable initial delay.
+	initialDelay func(*Context) time.Duration
 }
 
 func (r *registry) problem(format string, args ...any) {

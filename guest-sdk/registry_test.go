@@ -206,3 +206,39 @@ func TestOneFunctionUnderSeveralKinds(t *testing.T) {
 		t.Errorf("the update entry's call: %+v, reasons %v", resp, reasons)
 	}
 }
+
+// A callable initial delay (Kopf's initial_delay=fn) is marked in the
+// manifest; the host's "initialDelay" call runs it and gets the seconds.
+func TestInitialDelayFunc(t *testing.T) {
+	r := fresh(t)
+	Timer("", "v1", "pods", createFn, ID("later"), Interval(time.Minute),
+		InitialDelayFunc(func(ctx *Context) time.Duration {
+			d, _ := ctx.Spec().Get("delay")
+			f, _ := d.(float64)
+			return time.Duration(f * float64(time.Second))
+		}))
+	Daemon("", "v1", "pods", createFn, ID("panics"), InitialDelayFunc(func(*Context) time.Duration { panic("no") }))
+	OnCreate("", "v1", "pods", createFn, ID("wrong"), InitialDelayFunc(func(*Context) time.Duration { return 0 }))
+	_, err := r.manifest()
+	if err == nil || !strings.Contains(err.Error(), "option InitialDelayFunc does not apply to create handlers") {
+		t.Fatalf("manifest error = %v", err)
+	}
+	r.problems = nil
+	r.handlers = r.handlers[:2]
+	m, err := r.manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := m.Handlers[0].Options; !o.InitialDelayCallback || o.InitialDelay != 0 {
+		t.Errorf("options in the manifest: %+v", o)
+	}
+	resp := run(t, &recorder{}, abi.Request{Call: abi.CallInitialDelay, Handler: "later", Kind: abi.KindTimer,
+		Body: json.RawMessage(`{"spec":{"delay":2.5}}`)})
+	if resp.Outcome.Status != abi.OutcomeSuccess || string(resp.Result) != "2.5" {
+		t.Errorf("the initial delay call: %+v %s", resp.Outcome, resp.Result)
+	}
+	resp = run(t, &recorder{}, abi.Request{Call: abi.CallInitialDelay, Handler: "panics", Kind: abi.KindDaemon})
+	if resp.Outcome.Status != abi.OutcomeError || !strings.Contains(resp.Outcome.Message, "panic: no") {
+		t.Errorf("a panicking initial delay: %+v", resp.Outcome)
+	}
+}

@@ -79,6 +79,26 @@ func spawningScenarios() []scenario {
 			}
 			s.wantLog("x", "did not exit in time", 0)
 		},
+	}, {
+		name: "spawn/callable-initial-delay",
+		pins: "A timer whose initial delay is a function of the object (Kopf's initial_delay=fn) waits what the " +
+			"function says for that object: an hour for x (it does not run within the scenario), nothing for y (it " +
+			"runs at once); deleting x stops its timer during the delay and releases the finalizer.",
+		ref: "kopf.md §1.1 (timer, daemon: initial_delay: float | callable), §1.7 (timer loop: optional initial_delay)",
+		run: func(s *S) {
+			s.start()
+			s.createHandled("x", obj{annotations: on("delayed-timer"), spec: specOf(nil, "delay", 3600)})
+			s.createHandled("y", obj{annotations: on("delayed-timer"), spec: specOf(nil, "delay", 0)})
+			s.waitCall("y", "delayed_timer_fn", "timer", 0)
+			s.quiet()
+			s.wantCalls("x", "create_fn create 0")
+			s.wantCalls("y", "create_fn create 0", "delayed_timer_fn timer 0")
+			for _, name := range []string{"x", "y"} {
+				s.del(name)
+				s.waitGone(name)
+				s.wantLog(name, "starts at once", 0)
+			}
+		},
 	}}
 }
 

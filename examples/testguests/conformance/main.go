@@ -58,6 +58,8 @@
 //	conf/stubborn          stubborn_fn, a daemon that keeps running for
 //	                       spec.linger seconds after it is asked to stop
 //	                       (cancellation_polling=1s, no timeout)
+//	conf/delayed-timer     delayed_timer_fn, a timer (interval 1 h) whose
+//	                       initial delay is a function: spec.delay seconds
 //	conf/memo              memo_fn, a create and update handler (one id)
 //	                       that appends the object's name to the list
 //	                       memo["seen"] (the startup handler puts an empty
@@ -137,6 +139,10 @@ func init() {
 		kopf.When(kopf.Not(func(ctx *kopf.Context) bool { return ctx.Name() == "skip" })))
 	kopf.Daemon(group, version, plural, stubborn, kopf.ID("stubborn_fn"), on("conf/stubborn"),
 		kopf.CancellationPolling(time.Second))
+	kopf.Timer(group, version, plural, timer, kopf.ID("delayed_timer_fn"), on("conf/delayed-timer"),
+		kopf.Interval(time.Hour), kopf.InitialDelayFunc(func(ctx *kopf.Context) time.Duration {
+			return time.Duration(number(ctx.Spec(), "delay") * float64(time.Second))
+		}))
 	kopf.OnStartup(startup)
 	kopf.OnCreate(group, version, plural, remember, kopf.ID("memo_fn"), on("conf/memo"))
 	kopf.OnUpdate(group, version, plural, remember, kopf.ID("memo_fn"), on("conf/memo"))

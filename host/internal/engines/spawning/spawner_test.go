@@ -2,6 +2,7 @@ package spawning_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -330,5 +331,66 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 			t.Fatalf("%s did not happen", what)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A callable initial delay (Kopf's initial_delay=fn): before the first run
+// for an object the spawner asks the guest (Call "initialDelay") and waits
+// what it answers, for timers and daemons alike; the guest is asked once.
+func TestCallableInitialDelay(t *testing.T) {
+	for _, kind := range []abi.HandlerKind{abi.KindTimer, abi.KindDaemon} {
+		t.Run(string(kind), func(t *testing.T) {
+			var asked, runs atomic.Int32
+			f := newFixture(t, func(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error) {
+				if req.Call == abi.CallInitialDelay {
+					asked.Add(1)
+					return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}, Result: json.RawMessage(`5`)}, nil
+				}
+				runs.Add(1)
+				if kind == abi.KindDaemon {
+					host.SleepUntilStopped(ctx, time.Hour)
+				}
+				return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+			})
+			h := handler(t, abi.HandlerSpec{ID: "later", Kind: kind, Options: abi.Options{Interval: 60, InitialDelayCallback: true}})
+			f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+			f.settle(t, 1) // asked, then waiting
+			f.clock.Step(4 * time.Second)
+			f.settle(t, 1)
+			if runs.Load() != 0 {
+				t.Fatal("ran before its computed initial delay")
+			}
+			f.clock.Step(time.Second)
+			f.settle(t, 2)
+			if asked.Load() != 1 || runs.Load() != 1 {
+				t.Errorf("asked %d times, ran %d times; want 1 and 1", asked.Load(), runs.Load())
+			}
+		})
+	}
+}
+
+// An initial delay the guest cannot compute (an error, or a result that is
+// no number of seconds) is logged and the timer starts at once.
+func TestCallableInitialDelayFails(t *testing.T) {
+	for name, resp := range map[string]*abi.Response{
+		"error":     {Outcome: abi.Outcome{Status: abi.OutcomeError, Message: "boom"}},
+		"no number": {Outcome: abi.Outcome{Status: abi.OutcomeSuccess}, Result: json.RawMessage(`"soon"`)},
+		"negative":  {Outcome: abi.Outcome{Status: abi.OutcomeSuccess}, Result: json.RawMessage(`-1`)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			log := &lines{}
+			f := newFixtureWith(t, func(ctx context.Context, req *abi.Request, host wasmrt.Host) (*abi.Response, error) {
+				if req.Call == abi.CallInitialDelay {
+					return resp, nil
+				}
+				return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+			}, func(o *spawning.Options) { o.Logger = slog.New(log) })
+			h := handler(t, abi.HandlerSpec{ID: "later", Kind: abi.KindTimer, Options: abi.Options{Interval: 60, InitialDelayCallback: true}})
+			f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+			f.settle(t, 2) // asked, then run at once
+			if log.count("initial delay") != 1 {
+				t.Errorf("log: %v", log.msgs)
+			}
+		})
 	}
 }

@@ -89,8 +89,9 @@ func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 func (s *Spawner) runTimer(o *object, w *worker) bool {
 	opts := w.handler.Spec.Options
 	interval, idle := seconds(opts.Interval), seconds(opts.Idle)
-	due := s.clock.Now().Add(seconds(opts.InitialDelay)) // when the next run is due
-	if !w.sleep(seconds(opts.InitialDelay)) {
+	delay := s.initialDelay(o, w)
+	due := s.clock.Now().Add(delay) // when the next run is due
+	if !w.sleep(delay) {
 		return false
 	}
 	var rec persistence.Record
@@ -152,7 +153,7 @@ func (s *Spawner) runDaemon(o *object, w *worker) bool {
 	}
 	defer func() { <-slots }()
 	go s.enforceStop(o, w)
-	if !w.sleep(seconds(w.handler.Spec.Options.InitialDelay)) {
+	if !w.sleep(s.initialDelay(o, w)) {
 		return false
 	}
 	var rec persistence.Record
@@ -168,6 +169,24 @@ func (s *Spawner) runDaemon(o *object, w *worker) bool {
 			return false
 		}
 	}
+}
+
+// initialDelay is how long the worker waits before its first run: the
+// handler's initial delay, or what its guest computes from the object
+// (Kopf's callable initial_delay), asked once per worker. A delay the
+// guest cannot compute is logged, and the worker starts at once.
+func (s *Spawner) initialDelay(o *object, w *worker) time.Duration {
+	opts := w.handler.Spec.Options
+	if !opts.InitialDelayCallback {
+		return seconds(opts.InitialDelay)
+	}
+	subj := execution.NewSubject(w.handler.Resource, s.opts.StatusSubresource(o.key.Resource), s.body(o))
+	d, err := s.exec.InitialDelay(w.hard, w.handler, subj)
+	if err != nil {
+		s.opts.Logger.Error(fmt.Sprintf("Handler '%s' starts at once: %v", w.handler.ID(), err), o.attrs()...)
+		return 0
+	}
+	return d
 }
 
 // enforceStop terminates a daemon that is asked to stop and does not:
