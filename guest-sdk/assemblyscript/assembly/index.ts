@@ -75,6 +75,8 @@ export function fields(): Value { return Value.object(); }
 
 export type Handler = (ctx: Context) => Result;
 export type When = (ctx: Context) => bool;
+/** A callable initial delay (Kopf's initial_delay=fn): seconds from the object. */
+export type InitialDelay = (ctx: Context) => f64;
 
 /** Errors modes, Kopf's errors=. */
 export const ERRORS_IGNORED = "ignored";
@@ -107,6 +109,7 @@ export class Registration {
   hasResource: bool = false;
   fn: Handler;
   whenFn: When | null = null;
+  initialDelayFn: InitialDelay | null = null;
   labels: Map<string, Filter> = new Map<string, Filter>();
   annotations: Map<string, Filter> = new Map<string, Filter>();
   fieldPath: string = "";
@@ -158,6 +161,8 @@ export class Registration {
   interval(seconds: f64): Registration { if (this.fits("interval", ["timer"])) this.intervalS = seconds; return this; }
   idle(seconds: f64): Registration { if (this.fits("idle", ["timer"])) this.idleS = seconds; return this; }
   sharp(): Registration { if (this.fits("sharp", ["timer"])) this.sharpB = true; return this; }
+  /** Kopf's callable initial_delay: the host calls fn once per object before the first run; fn must only look. */
+  initialDelayFrom(fn: InitialDelay): Registration { if (this.fits("initialDelayFrom", ["timer", "daemon"])) this.initialDelayFn = fn; return this; }
   initialDelay(seconds: f64): Registration { if (this.fits("initialDelay", ["timer", "daemon"])) this.initialDelayS = seconds; return this; }
   cancellationBackoff(seconds: f64): Registration { if (this.fits("cancellationBackoff", ["daemon"])) this.cancellationBackoffS = seconds; return this; }
   cancellationTimeout(seconds: f64): Registration { if (this.fits("cancellationTimeout", ["daemon"])) this.cancellationTimeoutS = seconds; return this; }
@@ -338,7 +343,7 @@ function handlerJSON(h: Registration): string {
   const o = new W();
   o.strOpt("errors", h.errorsMode).numOpt("timeout", h.timeoutS).numOpt("retries", <f64>h.retriesN).numOpt("backoff", h.backoffS)
     .valueOpt("param", h.paramV).boolOpt("optional", h.optionalB).boolOpt("deleted", h.deletedB)
-    .numOpt("interval", h.intervalS).numOpt("initialDelay", h.initialDelayS).numOpt("idle", h.idleS).boolOpt("sharp", h.sharpB)
+    .numOpt("interval", h.intervalS).numOpt("initialDelay", h.initialDelayS).boolOpt("initialDelayCallback", h.initialDelayFn !== null).numOpt("idle", h.idleS).boolOpt("sharp", h.sharpB)
     .numOpt("cancellationBackoff", h.cancellationBackoffS).numOpt("cancellationTimeout", h.cancellationTimeoutS)
     .numOpt("cancellationPolling", h.cancellationPollingS).strsOpt("operations", h.operationsL).strOpt("subresource", h.subresourceS)
     .boolOpt("persistent", h.persistentB).boolOpt("sideEffects", h.sideEffectsB).boolOpt("ignoreFailures", h.ignoreFailuresB).strsOpt("versions", h.versionsL);
@@ -390,6 +395,7 @@ export function problems(): Array<string> {
       if (problem.length > 0) p.push(where + " " + problem);
     }
     if (!ACTIVITIES.includes(h.kind) && h.plural.length == 0) p.push(where + " has no resource");
+    if (h.initialDelayFn !== null && h.initialDelayS > 0) p.push(where + " sets both initialDelay and initialDelayCallback; keep one");
     if (h.kind == "field" && h.fieldPath.length == 0) p.push(where + " is a field handler without a field");
     if (h.fieldPath.length == 0 && (h.valueF !== null || h.oldF !== null || h.newF !== null)) p.push(where + " filters on value/old/new without a field");
     if (h.valueF !== null && (h.oldF !== null || h.newF !== null)) p.push(where + " combines value with old/new");
@@ -812,6 +818,12 @@ export function handleJSON(request: string): string {
     const w = reg.whenFn;
     const matched = w === null ? true : (w as When)(ctx);
     return responseJSON(ok(), null, false, matched ? 1 : 0);
+  }
+  if (req.strAt("call") == "initialDelay") {
+    // Kopf's callable initial_delay: the seconds are the result.
+    const d = reg.initialDelayFn;
+    if (d === null) return responseJSON(arbitrary("handler " + id + " has no callable initial delay"), null, false, -1);
+    return responseJSON(ok(Value.num((d as InitialDelay)(ctx))), null, false, -1);
   }
   const fn = reg.fn;
   const r = fn(ctx);

@@ -240,7 +240,8 @@ test("one function under several kinds: ids declared twice wrongly fail the mani
   const mistakes = build(join(sdk, "test", "several_mistakes.ts"), "several_mistakes");
   assert.throws(() => new FakeHost(mistakes), (e) => {
     for (const want of ['handler "two-functions" is declared twice, for ', 'handler "one-kind-twice" is declared twice as a create handler',
-      'handler "daemon-too" is declared twice (only create, update, delete, resume and field handlers share an id)']) {
+      'handler "daemon-too" is declared twice (only create, update, delete, resume and field handlers share an id)',
+      'handler "both-delays" sets both initialDelay and initialDelayCallback', "option initialDelayFrom does not apply to create handlers (handler create-delayed)"]) {
       assert.ok(e.message.includes(want), `want ${want} in ${e.message}`);
     }
     return true;
@@ -258,6 +259,15 @@ test("events about objects, and about none", () => {
     { type: "Warning", reason: "Pressure", message: "full", about: { apiVersion: "v1", kind: "Pod", name: "p", namespace: "ns", uid: "u" } },
     { type: "Warning", reason: "Pressure", message: "full", about: { apiVersion: "v1", kind: "Node", name: "n1" } },
   ]);
+});
+
+// Kopf's callable initial_delay.
+const delays = build(join(sdk, "test", "initial_delay.ts"), "initial_delay");
+test("callable initial delay: the manifest marks it; the host's call gets the seconds", () => {
+  const h = new FakeHost(delays);
+  assert.equal(h.manifest.handlers[0].options.initialDelayCallback, true);
+  const ex = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "a", namespace: "default" }, spec: { delay: 2.5 } };
+  assert.deepEqual(h.call({ ...h.request("later", ex), call: "initialDelay" }).response, { outcome: { status: "success" }, result: 2.5 });
 });
 
 console.log(`${passed} passed, ${failed} failed`);

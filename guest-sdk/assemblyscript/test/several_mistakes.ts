@@ -10,6 +10,9 @@ kopf.onCreate("", "v1", "pods", "one-kind-twice", one);
 kopf.onCreate("", "v1", "pods", "one-kind-twice", one);
 kopf.onCreate("", "v1", "pods", "daemon-too", one);
 kopf.daemon("", "v1", "pods", "daemon-too", one);
+kopf.daemon("", "v1", "pods", "both-delays", one).initialDelay(1).initialDelayFrom(never);
+kopf.onCreate("", "v1", "pods", "create-delayed", one).initialDelayFrom(never);
 
 function one(ctx: kopf.Context): kopf.Result { return kopf.ok(); }
 function other(ctx: kopf.Context): kopf.Result { return kopf.ok(); }
+function never(ctx: kopf.Context): f64 { return 0; }

@@ -76,10 +76,21 @@ impl Module {
             }
         };
         let is_when = req.call == "when";
+        let is_initial_delay = req.call == "initialDelay";
         let mut ctx = Context::make(req, &self.name, host);
         if is_when {
             let matched = h.when.as_ref().map_or(true, |f| f(&ctx));
             return Ok(write_response(&Outcome::success(), &json::NULL, None, None, None, Some(matched)).unwrap());
+        }
+        if is_initial_delay {
+            // Kopf's callable initial_delay: the seconds are the result.
+            return Ok(match h.initial_delay.as_ref() {
+                Some(f) => write_response(&Outcome::success(), &Value::from(f(&ctx).as_secs_f64()), None, None, None, None).unwrap(),
+                None => {
+                    let msg = format!("handler {} has no callable initial delay", ctx.handler());
+                    write_response(&Outcome::failed("error", msg, None, 0), &json::NULL, None, None, None, None).unwrap()
+                }
+            });
         }
         let result = (h.func)(&mut ctx);
         Ok(respond(&mut ctx, h.kind, result))

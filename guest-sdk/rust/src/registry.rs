@@ -15,6 +15,7 @@ pub type Result<T = Value> = std::result::Result<T, crate::Error>;
 
 pub(crate) type HandlerFn = Box<dyn Fn(&mut Context) -> Result>;
 pub(crate) type WhenFn = Box<dyn Fn(&Context) -> bool>;
+pub(crate) type DelayFn = Box<dyn Fn(&Context) -> Duration>;
 
 /// A filter on a label, an annotation or a field's value: a value that
 /// must be equal, [`PRESENT`] or [`ABSENT`] (Kopf's kopf.PRESENT/ABSENT).
@@ -74,6 +75,7 @@ pub(crate) struct Spec {
     pub deleted: bool,
     pub interval: f64,
     pub initial_delay: f64,
+    pub initial_delay_callback: bool,
     pub idle: f64,
     pub sharp: bool,
     pub cancellation_backoff: f64,
@@ -92,6 +94,7 @@ pub(crate) struct Handler {
     pub kind: Kind,
     pub func: HandlerFn,
     pub when: Option<WhenFn>,
+    pub initial_delay: Option<DelayFn>,
     /// The type of the author's function (each fn item and closure has
     /// its own) and its name: one id may name one function only.
     pub fn_type: std::any::TypeId,
@@ -144,7 +147,7 @@ impl Module {
     {
         let spec = Spec { id: id.into(), resource: resource.map(|(g, v, p)| (g.into(), v.into(), p.into())), ..Spec::default() };
         let (fn_type, fn_name) = (std::any::TypeId::of::<F>(), std::any::type_name::<F>());
-        self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None, fn_type, fn_name });
+        self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None, initial_delay: None, fn_type, fn_name });
         let index = self.handlers.len() - 1;
         Registration { module: self, index }
     }
@@ -317,6 +320,23 @@ impl<'a> Registration<'a> {
             s.sharp = true;
             Ok(())
         })
+    }
+    /// Computes the delay of a timer's or daemon's first run from the
+    /// object (Kopf's callable initial_delay): the host calls `f` once per
+    /// object before the first run. `f` must only look.
+    pub fn initial_delay_fn<F>(self, f: F) -> Self
+    where
+        F: Fn(&Context) -> Duration + 'static,
+    {
+        let idx = self.index;
+        let r = self.with("initial_delay_fn", Some(&[Kind::Timer, Kind::Daemon]), |s| {
+            s.initial_delay_callback = true;
+            Ok(())
+        });
+        if r.module.handlers[idx].spec.initial_delay_callback {
+            r.module.handlers[idx].initial_delay = Some(Box::new(f));
+        }
+        r
     }
     /// Delays the first run of a timer or daemon.
     pub fn initial_delay(self, d: Duration) -> Self {
@@ -571,6 +591,9 @@ impl Module {
                 (Some((_, _, name)), false) if name.is_empty() => p.push(format!("{} has no resource", where_)),
                 _ => {}
             }
+            if s.initial_delay_callback && s.initial_delay > 0.0 {
+                p.push(format!("{} sets both initialDelay and initialDelayCallback; keep one", where_));
+            }
             if h.kind == Kind::Field && s.field.is_empty() {
                 p.push(format!("{} is a field handler without a field", where_));
             }
@@ -698,6 +721,7 @@ fn write_handler(out: &mut String, h: &Handler) -> std::result::Result<(), Encod
     ow.bool_opt("deleted", s.deleted);
     ow.num_opt("interval", s.interval)?;
     ow.num_opt("initialDelay", s.initial_delay)?;
+    ow.bool_opt("initialDelayCallback", s.initial_delay_callback);
     ow.num_opt("idle", s.idle)?;
     ow.bool_opt("sharp", s.sharp);
     ow.num_opt("cancellationBackoff", s.cancellation_backoff)?;
