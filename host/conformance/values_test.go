@@ -51,7 +51,7 @@ func valueFilterScenarios() []scenario {
 		ref: "kopf.md §1.1 (labels/annotations: callable), §1.3",
 		run: func(s *S) {
 			s.start()
-			s.createHandled("x", obj{annotations: map[string]string{"conf/callable": "wait"}, spec: specOf(nil)})
+			s.createHandled("x", obj{annotations: map[string]string{"conf/callable-annotation": "yes", "conf/callable": "wait"}, spec: specOf(nil)})
 			for i, doc := range []string{`{"spec":{"step":2}}`, `{"metadata":{"annotations":{"conf/callable":"go"}}}`, `{"spec":{"step":3}}`} {
 				s.patch("x", doc)
 				s.waitHandled("x")

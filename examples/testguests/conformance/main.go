@@ -65,8 +65,9 @@
 //	                       memo["seen"] (the startup handler puts an empty
 //	                       list in the operator memo) and returns it
 //
-// and callable_annotation_fn, an update handler whose annotation filter
-// on conf/callable is a function (the value is "go").
+// and, on objects annotated conf/callable-annotation,
+// callable_annotation_fn, an update handler whose annotation filter on
+// conf/callable is a function (the value is "go").
 //
 // and by labels: matched_create_fn and matched_update_fn run only on
 // objects labelled match=yes (the label-filter scenarios).
@@ -130,7 +131,8 @@ func init() {
 	kopf.OnField(group, version, plural, changing, kopf.ID("old_fn"), on("conf/old"),
 		kopf.Field("spec.flag"), kopf.Old("on"))
 	kopf.OnUpdate(group, version, plural, changing, kopf.ID("callable_annotation_fn"),
-		kopf.Annotations(map[string]any{"conf/callable": func(v any, _ *kopf.Context) bool { return v == "go" }}))
+		kopf.Annotations(map[string]any{"conf/callable-annotation": kopf.Present,
+			"conf/callable": func(v any, _ *kopf.Context) bool { return v == "go" }}))
 	kopf.OnField(group, version, plural, changing, kopf.ID("callable_value_fn"), on("conf/callable-value"),
 		kopf.Field("spec.flag"), kopf.Value(func(v any, _ *kopf.Context) bool {
 			s, _ := v.(string)
