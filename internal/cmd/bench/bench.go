@@ -58,6 +58,16 @@ type benchOptions struct {
 	Duration              time.Duration
 	ColdKeepManagedFields bool
 	ColdList              bool
+	// PythonModule is a prebuilt Python kopfexample module (kopf.go);
+	// empty builds it into WorkDir. KopfSource is an extract of Kopf
+	// 1.44.6's source and KopfPython the python3 that runs it.
+	PythonModule, KopfSource, KopfPython string
+	// WasmCache has the kopf-wasm contenders load their modules through a
+	// compile cache in WorkDir, as `kopf-wasm run` does: a pass after
+	// the contender's first loads its module compiled.
+	WasmCache bool
+	// kopfExample is the Python kopfexample's file, which Kopf runs.
+	kopfExample string
 }
 
 // contenders by name, in the default order.
@@ -66,7 +76,9 @@ var knownContenders = []string{"kopf-wasm", "native"}
 // extraContenders may be named with -contenders: kopf-wasm-scraped is
 // kopf-wasm with its metrics read every 5 s, kopf-wasm-nometrics kopf-wasm
 // recording none (the cost of metrics, metricscost.go).
-var extraContenders = []string{"kopf-wasm-scraped", "kopf-wasm-nometrics"}
+// kopf-wasm-python is kopf-wasm with the Python kopfexample module, kopf
+// Kopf 1.44.6 itself running that module's file (kopf.go).
+var extraContenders = []string{"kopf-wasm-scraped", "kopf-wasm-nometrics", pythonContender, kopfContender}
 
 // withDefaults fills every unset option.
 func (o benchOptions) withDefaults() benchOptions {
@@ -103,6 +115,12 @@ func (o benchOptions) withDefaults() benchOptions {
 	if o.Duration <= 0 {
 		o.Duration = 5 * time.Minute
 	}
+	if o.KopfSource == "" {
+		o.KopfSource = "/work/kopf-1.44.6"
+	}
+	if o.KopfPython == "" {
+		o.KopfPython = "/usr/bin/python3"
+	}
 	return o
 }
 
@@ -126,6 +144,11 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Minute, "longest wait for an operator to start and handle the canary")
 	fs.StringVar(&o.WasmModule, "wasm", "", "prebuilt kopfexample.wasm (default: build it)")
 	fs.StringVar(&o.WasmOperator, "wasm-operator", "", "prebuilt host/internal/cmd/benchoperator binary (default: build it)")
+	fs.StringVar(&o.PythonModule, "python-wasm", "", "prebuilt Python kopfexample module for "+pythonContender+" (default: build it with kopf-wasm build)")
+	fs.StringVar(&o.KopfSource, "kopf-source", "/work/kopf-1.44.6", "Kopf "+kopfVersion+"'s source, extracted from its tag, for the kopf contender")
+	fs.StringVar(&o.KopfPython, "kopf-python", "/usr/bin/python3", "the python3 that runs Kopf, with Debian's python3-aiohttp and kin")
+	fs.BoolVar(&o.WasmCache, "wasm-cache", false,
+		"the kopf-wasm contenders load their modules through a compile cache in the work folder, as kopf-wasm run does (each one's first start compiles)")
 	fs.IntVar(&o.NativeWorkers, "native-workers", 16, "the native controller's MaxConcurrentReconciles")
 	fs.StringVar(&o.WorkDir, "workdir", "", "keep the audit log, operator logs and profiles here (default: a temporary folder, removed)")
 	fs.BoolVar(&o.CPUProfile, "cpuprofile", false, "have each operator write a CPU profile of the phases into the work folder")
@@ -164,7 +187,7 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 			continue
 		}
 		if !slices.Contains(knownContenders, c) && !slices.Contains(extraContenders, c) {
-			return o, fmt.Errorf("-contenders: unknown contender %q (known: %s)", c, strings.Join(knownContenders, ", "))
+			return o, fmt.Errorf("-contenders: unknown contender %q (known: %s)", c, strings.Join(append(slices.Clone(knownContenders), extraContenders...), ", "))
 		}
 		o.Contenders = append(o.Contenders, c)
 	}
@@ -251,9 +274,22 @@ func auditLogFlags(policy, path string) map[string]string {
 }
 
 // build builds the kopfexample module and the kopf-wasm operator unless
-// prebuilt ones were given.
+// prebuilt ones were given, the Python module when a contender runs it,
+// and readies Kopf's source when Kopf runs.
 func (o *benchOptions) build(ctx context.Context, root string, progress func(string, ...any)) error {
-	return buildOperator(ctx, root, o.WorkDir, "kopfexample", &o.WasmModule, &o.WasmOperator, progress)
+	if err := buildOperator(ctx, root, o.WorkDir, "kopfexample", &o.WasmModule, &o.WasmOperator, progress); err != nil {
+		return err
+	}
+	if needs(o.Contenders, pythonContender) {
+		if err := buildPython(ctx, root, o.WorkDir, &o.PythonModule, progress); err != nil {
+			return err
+		}
+	}
+	o.kopfExample = filepath.Join(root, pythonExample, "example.py")
+	if needs(o.Contenders, kopfContender) {
+		return prepareKopf(ctx, o.KopfSource, o.KopfPython)
+	}
+	return nil
 }
 
 // buildOperator builds the module pkg of the examples module into workDir

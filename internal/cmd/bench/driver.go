@@ -64,7 +64,7 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	}
 	switch name := p.Contender; name {
 	case "kopf-wasm":
-		if d.o.scale() { // restarts load the module as kopf-wasm run does, from its compile cache
+		if d.o.scale() || d.o.WasmCache { // restarts load the module as kopf-wasm run does, from its compile cache
 			common = append(common, "-cache-dir", filepath.Join(d.o.WorkDir, "wasm-cache"))
 		}
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
@@ -74,6 +74,13 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	case "kopf-wasm-nometrics": // no metrics recorded, as kopf-wasm run without --metrics-bind-address
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench",
 			"-metrics=false"), nil
+	case pythonContender:
+		if d.o.WasmCache {
+			common = append(common, "-cache-dir", filepath.Join(d.o.WorkDir, "wasm-cache"))
+		}
+		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.PythonModule, "-user-agent", "kopf-wasm-bench"), nil
+	case kopfContender:
+		return d.kopfArgv(namespace), nil
 	case "native":
 		self, err := os.Executable()
 		if err != nil {

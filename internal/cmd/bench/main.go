@@ -28,6 +28,15 @@
 // command. The native contender is this binary itself, re-executed with the
 // hidden subcommand "operator" (see native.go).
 //
+// Two more contenders run Python (kopf.go): "kopf-wasm-python" is
+// benchoperator with the Python kopfexample module (examples/python/
+// kopfexample, built with `kopf-wasm build`; -python-wasm for a prebuilt
+// one), and "kopf" is Kopf 1.44.6 itself running that module's very file
+// with Debian's python3 and packages, from a source extract (-kopf-source)
+// the benchmark patches for Debian's click and aiohttp:
+//
+//	go run ./internal/cmd/bench -n 2000 -rounds 3 -contenders kopf-wasm,kopf-wasm-python,kopf
+//
 // With -scenario coldstart,steady it measures scale instead of the phases
 // (coldstart.go, steady.go): for each contender, N objects created and
 // handled, the operator restarted on them (time until ready and until

@@ -99,7 +99,7 @@ func (r *passRun) phase(ctx context.Context, k int) error {
 	d := r.d
 	if k == 0 {
 		r.since = time.Now()
-		if d.o.CPUProfile {
+		if d.o.CPUProfile && profiled(r.p.Contender) {
 			_ = r.child.cmd.Process.Signal(syscall.SIGUSR1) // start profiling
 		}
 		r.profiled = d.profileAPIServer(ctx, r.p, r.progress)

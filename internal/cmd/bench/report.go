@@ -162,6 +162,7 @@ func (r report) table(w io.Writer) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
+	r.pythonRatios(w)
 	r.passes(w)
 	r.roundRatios(w)
 }

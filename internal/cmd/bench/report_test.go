@@ -77,7 +77,7 @@ func TestParseBench(t *testing.T) {
 	if o.N != 50 || strings.Join(o.Contenders, ",") != "native,kopf-wasm" || o.Concurrency != 16 || o.NativeWorkers != 16 {
 		t.Errorf("options = %+v", o)
 	}
-	if _, err := parseBench([]string{"-contenders", "kopf"}, &bytes.Buffer{}); err == nil {
+	if _, err := parseBench([]string{"-contenders", "bogus"}, &bytes.Buffer{}); err == nil {
 		t.Error("an unknown contender was accepted")
 	}
 	if d := (benchOptions{}).withDefaults(); d.N != 2000 || len(d.Contenders) != 2 || d.PhaseTimeout == 0 || d.LogLevel != "info" {
