@@ -108,17 +108,25 @@ type HandlerSpec struct {
 // watched, and core and events.k8s.io Events, are never selected, as in
 // Kopf. The host follows the cluster: custom resources that appear or go
 // later start or stop being served.
+//
+// Callback (an addition to ABI v1) says the guest selects the resources
+// with a function, Kopf's callable selector fn(resource) -> bool: the host
+// asks the guest ([CallSelect]) about every resource that can be listed
+// and watched, of Group and Version when set, non-preferred versions
+// included (never Events), at start and whenever discovery changes (a CRD
+// came or went), and serves those it takes.
 type ResourceSelector struct {
 	Group      string `json:"group,omitempty"`
 	Version    string `json:"version,omitempty"`
 	Name       string `json:"name"`
 	Category   string `json:"category,omitempty"`
 	Everything bool   `json:"everything,omitempty"`
+	Callback   bool   `json:"callback,omitempty"`
 }
 
 // Many reports whether the selector may name several resources (a
-// category or everything) rather than one.
-func (s ResourceSelector) Many() bool { return s.Category != "" || s.Everything }
+// category, everything, or a callback's choice) rather than one.
+func (s ResourceSelector) Many() bool { return s.Category != "" || s.Everything || s.Callback }
 
 // Filters are ANDed, with Kopf's semantics.
 type Filters struct {

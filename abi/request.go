@@ -31,6 +31,12 @@ const (
 	// its first run; the guest answers with the delay in seconds as
 	// [Response.Result] (a JSON number, 0 or more) and must not act.
 	CallInitialDelay Call = "initialDelay"
+	// CallSelect asks the guest which resources the handler's callable
+	// selector ([ResourceSelector.Callback]) takes: [Request.Body] is the
+	// JSON array of [ResourceInfo] to choose from, and the guest answers
+	// with a JSON array of booleans as [Response.Result], one per resource
+	// in order, and must not act.
+	CallSelect Call = "select"
 )
 
 // Request is the input of [ExportHandle]: Kopf's handler kwargs. The guest
@@ -106,6 +112,22 @@ type ResourceRef struct {
 	Plural     string `json:"plural"`
 	Kind       string `json:"kind,omitempty"`
 	Namespaced bool   `json:"namespaced,omitempty"`
+}
+
+// ResourceInfo describes a resource the cluster serves, as Kopf's
+// kopf.Resource does, for callable selectors.
+type ResourceInfo struct {
+	Group        string   `json:"group,omitempty"`
+	Version      string   `json:"version"`
+	Plural       string   `json:"plural"`
+	Kind         string   `json:"kind,omitempty"`
+	Singular     string   `json:"singular,omitempty"`
+	ShortNames   []string `json:"shortNames,omitempty"`
+	Categories   []string `json:"categories,omitempty"`
+	Subresources []string `json:"subresources,omitempty"`
+	Namespaced   bool     `json:"namespaced,omitempty"`
+	Preferred    bool     `json:"preferred,omitempty"`
+	Verbs        []string `json:"verbs,omitempty"`
 }
 
 // DiffOp is the operation of a [DiffItem].

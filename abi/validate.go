@@ -97,10 +97,10 @@ func (h *HandlerSpec) validate(where string, p *problems) {
 	switch {
 	case h.Kind.IsActivity() && h.Resource != nil:
 		p.add("%s is a %s handler and takes no resource", where, h.Kind)
-	case !h.Kind.IsActivity() && (h.Resource == nil || countSet(h.Resource.Name != "", h.Resource.Category != "", h.Resource.Everything) == 0):
+	case !h.Kind.IsActivity() && (h.Resource == nil || countSet(h.Resource.Name != "", h.Resource.Category != "", h.Resource.Everything, h.Resource.Callback) == 0):
 		p.add("%s has no resource", where)
-	case !h.Kind.IsActivity() && countSet(h.Resource.Name != "", h.Resource.Category != "", h.Resource.Everything) > 1:
-		p.add("%s must name one of its resource, a category or everything", where)
+	case !h.Kind.IsActivity() && countSet(h.Resource.Name != "", h.Resource.Category != "", h.Resource.Everything, h.Resource.Callback) > 1:
+		p.add("%s must name one of its resource, a category or everything, or select with a callback", where)
 	case h.Kind == KindConvert && h.Resource.Many():
 		p.add("%s is a convert handler; it must name its custom resource", where)
 	case h.Kind == KindConvert && h.Resource.Group == "":

@@ -34,6 +34,8 @@ func (r *registry) handle(req *abi.Request, host hostcall.Host) *abi.Response {
 		return ctx.matchWhen()
 	case abi.CallInitialDelay:
 		return ctx.answerInitialDelay()
+	case abi.CallSelect:
+		return ctx.answerSelect()
 	}
 	result, err := ctx.call()
 	result, err = ctx.finishSubhandlers(result, err)
@@ -85,6 +87,37 @@ func (c *Context) answerInitialDelay() *abi.Response {
 	}
 	raw, err := marshal(d.Seconds())
 	return &abi.Response{Outcome: outcome(err), Result: raw}
+}
+
+// answerSelect runs the handler's callable selector over the request's
+// resources: one boolean per resource is the result.
+func (c *Context) answerSelect() *abi.Response {
+	if c.handler.selects == nil {
+		return &abi.Response{Outcome: outcome(fmt.Errorf("handler %s has no callable selector", c.req.Handler))}
+	}
+	picked, err := c.selectResources()
+	if err != nil {
+		return &abi.Response{Outcome: outcome(err)}
+	}
+	raw, err := json.Marshal(picked)
+	return &abi.Response{Outcome: outcome(err), Result: raw}
+}
+
+func (c *Context) selectResources() (picked []bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = c.panicked(p)
+		}
+	}()
+	var resources []ResourceInfo
+	if err := json.Unmarshal(c.req.Body, &resources); err != nil {
+		return nil, fmt.Errorf("kopf: the resources to select from: %w", err)
+	}
+	picked = make([]bool, len(resources))
+	for i, r := range resources {
+		picked[i] = c.handler.selects(r)
+	}
+	return picked, nil
 }
 
 func (c *Context) initialDelay() (d time.Duration, err error) {

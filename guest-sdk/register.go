@@ -56,6 +56,31 @@ func Category(name string) Option {
 	})
 }
 
+// ResourceInfo describes a resource the cluster serves, as Kopf's
+// kopf.Resource does: what a callable selector ([SelectResources]) sees.
+type ResourceInfo = abi.ResourceInfo
+
+// SelectResources makes a resource handler serve the resources fn takes,
+// Kopf's callable selector fn(resource) -> bool: pass "" as the plural,
+// and a group or version to narrow the candidates. The host asks the
+// module at start and whenever the cluster's resources change (a CRD came
+// or went) about every resource that can be listed and watched, every
+// version (Preferred says which is the group's preferred one), never
+// Events. fn must only look. Webhook handlers must name their resource.
+func SelectResources(fn func(ResourceInfo) bool) Option {
+	return option("SelectResources", resourceKinds, func(h *handler) error {
+		switch {
+		case fn == nil:
+			return errors.New("nil function")
+		case h.spec.Resource == nil || h.spec.Resource.Name != "" || h.spec.Resource.Everything:
+			return errors.New(`pass "" as the plural with a callable selector`)
+		}
+		h.spec.Resource.Callback = true
+		h.selects = fn
+		return nil
+	})
+}
+
 func selector(group, version, plural string) *abi.ResourceSelector {
 	if plural == Everything {
 		return &abi.ResourceSelector{Group: group, Version: version, Everything: true}

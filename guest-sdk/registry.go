@@ -51,6 +51,8 @@ type handler struct {
 	callbacks []func(*Context) bool
 	// initialDelay is a timer's or daemon's callable initial delay.
 	initialDelay func(*Context) time.Duration
+	// selects is the callable resource selector.
+	selects func(ResourceInfo) bool
 }
 
 func (r *registry) problem(format string, args ...any) {

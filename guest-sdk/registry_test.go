@@ -242,3 +242,33 @@ func TestInitialDelayFunc(t *testing.T) {
 		t.Errorf("a panicking initial delay: %+v", resp.Outcome)
 	}
 }
+
+// A callable resource selector (Kopf's fn(resource) -> bool) is marked in
+// the manifest; the host's "select" call gets one boolean per resource.
+func TestSelectResources(t *testing.T) {
+	r := fresh(t)
+	OnCreate("apps", "", "", createFn, ID("picky"), SelectResources(func(res ResourceInfo) bool {
+		return res.Preferred && res.Kind == "Deployment"
+	}))
+	OnCreate("", "v1", "pods", createFn, ID("named"), SelectResources(func(ResourceInfo) bool { return true }))
+	if _, err := r.manifest(); err == nil || !strings.Contains(err.Error(), `option SelectResources of handler named: pass "" as the plural`) {
+		t.Fatalf("manifest error = %v", err)
+	}
+	r.problems, r.handlers = nil, r.handlers[:1]
+	m, err := r.manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := m.Handlers[0].Resource; !sel.Callback || sel.Group != "apps" || sel.Name != "" {
+		t.Errorf("selector in the manifest: %+v", sel)
+	}
+	resources, _ := json.Marshal([]abi.ResourceInfo{
+		{Group: "apps", Version: "v1", Plural: "deployments", Kind: "Deployment", Preferred: true},
+		{Group: "apps", Version: "v1beta2", Plural: "deployments", Kind: "Deployment"},
+		{Group: "apps", Version: "v1", Plural: "replicasets", Kind: "ReplicaSet", Preferred: true},
+	})
+	resp := run(t, &recorder{}, abi.Request{Call: abi.CallSelect, Handler: "picky", Kind: abi.KindCreate, Body: resources})
+	if resp.Outcome.Status != abi.OutcomeSuccess || string(resp.Result) != "[true,false,false]" {
+		t.Errorf("the select call: %+v %s", resp.Outcome, resp.Result)
+	}
+}

@@ -85,6 +85,23 @@ func valueFilterScenarios() []scenario {
 			s.wantFieldCalls("x", "callable_value_fn/spec.flag", `"small"->"big-1"`, `"big-1"->"tiny"`)
 			s.wantFieldCalls("skip", "callable_value_fn/spec.flag")
 		},
+	}, {
+		name: "filter-values/callable-resource-selector",
+		pins: "A create handler whose resources a function chooses (Kopf's callable selector fn(resource) -> bool; " +
+			"here the kind KopfExample among the kopf.dev group's resources) serves the resource it chose: a new " +
+			"kopfexample gets its call beside the handlers that name the resource, and nothing is left unserved.",
+		ref: "kopf.md §1.2 (a single callable fn(resource: kopf.Resource) -> bool, combined with keyword selectors)",
+		departure: "The module is asked once at start and again whenever discovery changes (a CRD came or went), " +
+			"with the resources the cluster serves as a JSON list (Kopf's kopf.Resource fields; subresources: " +
+			"status only); Kopf calls its callable in process whenever it scans the cluster.",
+		run: func(s *S) {
+			s.start()
+			s.createHandled("x", obj{annotations: on("selected"), spec: specOf(nil)})
+			s.quiet()
+			s.wantCalls("x", "create_fn create 0", "selected_fn create 0")
+			s.wantState("x", false, map[string]string{"create_fn": result("create", 0), "selected_fn": result("create", 0)})
+			s.wantLog("", "callable selector", 0)
+		},
 	}}
 }
 

@@ -60,6 +60,9 @@
 //	                       (cancellation_polling=1s, no timeout)
 //	conf/delayed-timer     delayed_timer_fn, a timer (interval 1 h) whose
 //	                       initial delay is a function: spec.delay seconds
+//	conf/selected          selected_fn, a create handler whose resources a
+//	                       function chooses (Kopf's callable selector: kind
+//	                       KopfExample among kopf.dev's resources)
 //	conf/memo              memo_fn, a create and update handler (one id)
 //	                       that appends the object's name to the list
 //	                       memo["seen"] (the startup handler puts an empty
@@ -145,6 +148,8 @@ func init() {
 		kopf.Interval(time.Hour), kopf.InitialDelayFunc(func(ctx *kopf.Context) time.Duration {
 			return time.Duration(number(ctx.Spec(), "delay") * float64(time.Second))
 		}))
+	kopf.OnCreate(group, "", "", changing, kopf.ID("selected_fn"), on("conf/selected"),
+		kopf.SelectResources(func(r kopf.ResourceInfo) bool { return r.Kind == "KopfExample" }))
 	kopf.OnStartup(startup)
 	kopf.OnCreate(group, version, plural, remember, kopf.ID("memo_fn"), on("conf/memo"))
 	kopf.OnUpdate(group, version, plural, remember, kopf.ID("memo_fn"), on("conf/memo"))

@@ -24,6 +24,11 @@ type Resource struct {
 	Status bool
 	// Verbs the resource supports (get, list, watch, patch, ...).
 	Verbs []string
+	// Categories the resource is in; Preferred says its version is its
+	// group's preferred one (for callable selectors; set by
+	// [Client.ResolveAll] for selectors of many resources).
+	Categories []string
+	Preferred  bool
 }
 
 // GVR returns the group, version and plural of the resource.
@@ -102,6 +107,7 @@ func newResource(gv schema.GroupVersion, r metav1.APIResource, status bool) Reso
 		ShortNames: slices.Clone(r.ShortNames),
 		Status:     status,
 		Verbs:      slices.Clone(r.Verbs),
+		Categories: slices.Clone(r.Categories),
 	}
 }
 

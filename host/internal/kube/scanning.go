@@ -26,8 +26,9 @@ var crdsGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version
 // [Client.Resolve] for a named resource; for a category or everything
 // (abi.ResourceSelector.Many) each resource in that category, or every
 // resource, of the selector's group and version when set, in its
-// preferred version unless the version is set, that can be listed and
-// watched, never core or events.k8s.io Events (Kopf's rules). They are
+// preferred version unless the version is set (a callable selector's
+// candidates: every version), that can be listed and watched, never core
+// or events.k8s.io Events (Kopf's rules). They are
 // sorted by name. An error wraps [ErrNotServed] when none matches (after
 // one refresh of discovery, as Resolve).
 func (c *Client) ResolveAll(ctx context.Context, sel abi.ResourceSelector) ([]Resource, error) {
@@ -60,12 +61,14 @@ func (d discovered) resolveMany(sel abi.ResourceSelector) []Resource {
 		switch {
 		case sel.Group != "" && gv.Group != sel.Group:
 		case sel.Version != "" && gv.Version != sel.Version:
-		case sel.Version == "" && preferred[gv.Group] != "" && gv.Version != preferred[gv.Group]:
+		case sel.Version == "" && !sel.Callback && preferred[gv.Group] != "" && gv.Version != preferred[gv.Group]:
 		case sel.Category != "" && !slices.Contains(r.Categories, sel.Category):
 		case isEvents(gv.Group, r.Name):
 		case !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch"):
 		default:
-			out = append(out, newResource(gv, r, status))
+			res := newResource(gv, r, status)
+			res.Preferred = preferred[gv.Group] == "" || gv.Version == preferred[gv.Group]
+			out = append(out, res)
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
@@ -80,6 +83,9 @@ func isEvents(group, plural string) bool {
 
 func manyString(sel abi.ResourceSelector) string {
 	s := "every resource"
+	if sel.Callback {
+		s = "every resource a callable selector chooses from"
+	}
 	if sel.Category != "" {
 		s = fmt.Sprintf("the resources in category %q", sel.Category)
 	}

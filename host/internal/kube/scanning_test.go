@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -46,6 +47,10 @@ func TestResolveMany(t *testing.T) {
 		// old.example's preferred version v2 has no resources; v1 has.
 		{"everything in a group: preferred version only", abi.ResourceSelector{Group: "old.example", Everything: true}, ""},
 		{"everything in a group version", abi.ResourceSelector{Group: "old.example", Version: "v1", Everything: true}, "gadgets.v1.old.example"},
+		{"a callable selector's candidates in a group: every version", abi.ResourceSelector{Group: "apps", Callback: true},
+			"deployments.v1.apps deployments.v1beta2.apps oldthings.v1beta2.apps"},
+		{"a callable selector's candidates in a group without preferred resources", abi.ResourceSelector{Group: "old.example", Callback: true},
+			"gadgets.v1.old.example"},
 		{"everything in version v1 of any group", abi.ResourceSelector{Version: "v1", Everything: true},
 			"configmaps.v1 deployments.v1.apps gadgets.v1.old.example kopfexamples.v1.kopf.dev namespaces.v1 pods.v1 widgets.v1.a.example widgets.v1.b.example"},
 	}
@@ -69,5 +74,19 @@ func TestResolveManyEverythingSkips(t *testing.T) {
 		if r.Plural == "events" || r.Plural == "bindings" {
 			t.Errorf("everything selected %s", r)
 		}
+	}
+}
+
+// A callable selector's candidates say which are preferred and carry their
+// categories, as Kopf's kopf.Resource does.
+func TestResolveManyCandidates(t *testing.T) {
+	var got []string
+	for _, r := range scanDiscovery().resolveMany(abi.ResourceSelector{Group: "apps", Callback: true}) {
+		got = append(got, fmt.Sprintf("%s preferred=%v categories=%v", r, r.Preferred, r.Categories))
+	}
+	want := "[deployments.v1.apps preferred=true categories=[all] deployments.v1beta2.apps preferred=false categories=[all] " +
+		"oldthings.v1beta2.apps preferred=false categories=[]]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("got  %v\nwant %s", got, want)
 	}
 }

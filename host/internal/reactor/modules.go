@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
@@ -49,7 +50,7 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 		manifests = append(manifests, m.Manifest())
 	}
 	resolved := map[string]kube.Resource{}
-	reg, err := registry.NewAll(manifests, func(sel abi.ResourceSelector) ([]abi.ResourceRef, error) {
+	reg, err := registry.NewAllPicked(manifests, func(sel abi.ResourceSelector) ([]abi.ResourceRef, error) {
 		all, err := o.kube.ResolveAll(ctx, sel)
 		if err != nil {
 			return nil, err
@@ -60,6 +61,8 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 			refs[i] = res.ResourceRef
 		}
 		return refs, nil
+	}, func(module string, spec abi.HandlerSpec, refs []abi.ResourceRef) ([]abi.ResourceRef, error) {
+		return pick(ctx, modules[module], spec, refs, resolved)
 	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("reactor: %w", err)
@@ -68,6 +71,44 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 	o.logUnresolved(reg)
 	o.warnUnserved(manifests)
 	return modules, reg, resolved, nil
+}
+
+// pick asks mod which of the candidates (refs, resolved in resolved) the
+// callable selector of its handler spec takes: Kopf's fn(resource) ->
+// bool, asked once per build (at start and whenever discovery changes).
+func pick(ctx context.Context, mod *wasmrt.Module, spec abi.HandlerSpec, refs []abi.ResourceRef, resolved map[string]kube.Resource) ([]abi.ResourceRef, error) {
+	infos := make([]abi.ResourceInfo, len(refs))
+	for i, ref := range refs {
+		res := resolved[refString(ref)]
+		infos[i] = abi.ResourceInfo{Group: ref.Group, Version: ref.Version, Plural: ref.Plural, Kind: ref.Kind,
+			Singular: res.Singular, ShortNames: res.ShortNames, Categories: res.Categories, Namespaced: ref.Namespaced,
+			Preferred: res.Preferred, Verbs: res.Verbs}
+		if res.Status {
+			infos[i].Subresources = []string{"status"}
+		}
+	}
+	req, err := execution.SelectRequest(spec, infos)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := mod.Handle(ctx, req, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the callable selector of handler '%s': %w", spec.ID, err)
+	}
+	picked, err := execution.Selected(spec, resp, len(refs))
+	if err != nil {
+		return nil, err
+	}
+	var out []abi.ResourceRef
+	for i, ok := range picked {
+		if ok {
+			out = append(out, refs[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("its callable selector took none of the %d resources the cluster serves: %w", len(refs), kube.ErrNotServed)
+	}
+	return out, nil
 }
 
 // unserved are the handler kinds a module may declare (the ABI has them

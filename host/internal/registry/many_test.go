@@ -72,3 +72,47 @@ func TestNewAll(t *testing.T) {
 		t.Errorf("unresolved[1] = %s: %v, want the clash on pods", un[1].Spec.ID, un[1].Err)
 	}
 }
+
+// A callable selector serves what its module's pick takes of the
+// candidates; without a pick (offline), or when the pick fails, the
+// handler is left out as unresolved.
+func TestCallableSelector(t *testing.T) {
+	m := []abi.Manifest{manifest("a",
+		spec("picky", abi.KindCreate, "", many(abi.ResourceSelector{Callback: true})),
+		spec("plain", abi.KindCreate, "pods", nil),
+	)}
+	var asked []string
+	pick := func(module string, s abi.HandlerSpec, refs []abi.ResourceRef) ([]abi.ResourceRef, error) {
+		asked = append(asked, module+"/"+s.ID)
+		if len(refs) != 2 {
+			t.Errorf("candidates %v", refs)
+		}
+		return refs[1:], nil // pods
+	}
+	r, err := NewAllPicked(m, resolveAll, pick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := IDs(r.Handlers(pods)); len(got) != 2 || got[0] != "picky" || len(r.Handlers(kopfExamples)) != 0 {
+		t.Errorf("pods: %v, kopfexamples: %v", got, IDs(r.Handlers(kopfExamples)))
+	}
+	if len(asked) != 1 || asked[0] != "a/picky" {
+		t.Errorf("asked %v", asked)
+	}
+	boom := errors.New("guest trapped")
+	r, err = NewAllPicked(m, resolveAll, func(string, abi.HandlerSpec, []abi.ResourceRef) ([]abi.ResourceRef, error) { return nil, boom })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if un := r.Unresolved(); len(un) != 1 || un[0].Spec.ID != "picky" || !errors.Is(un[0].Err, boom) {
+		t.Errorf("unresolved %+v", un)
+	}
+	r, err = NewAll(m, resolveAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unserved *UnservedError
+	if un := r.Unresolved(); len(un) != 1 || !errors.As(un[0].Err, &unserved) {
+		t.Errorf("without a pick: unresolved %+v", un)
+	}
+}

@@ -88,6 +88,10 @@ func New(manifests []abi.Manifest, resolve ResolveFunc) (*Registry, error) {
 // for that resource (listed by [Registry.Unresolved]) rather than failing
 // the registry: the resources it matches change with the cluster.
 func NewAll(manifests []abi.Manifest, resolve ResolveAllFunc) (*Registry, error) {
+	return newAll(manifests, resolve, nil)
+}
+
+func newAll(manifests []abi.Manifest, resolve ResolveAllFunc, pick PickFunc) (*Registry, error) {
 	r := &Registry{byResource: map[resourceKey][]*Handler{}}
 	var errs []error
 	for i := range manifests {
@@ -97,7 +101,7 @@ func NewAll(manifests []abi.Manifest, resolve ResolveAllFunc) (*Registry, error)
 			continue
 		}
 		for _, spec := range m.Handlers {
-			if err := r.add(m.Module.Name, spec, resolve); err != nil {
+			if err := r.add(m.Module.Name, spec, resolve, pick); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -106,6 +110,20 @@ func NewAll(manifests []abi.Manifest, resolve ResolveAllFunc) (*Registry, error)
 		return nil, err
 	}
 	return r, nil
+}
+
+// PickFunc asks a module which of the candidates its handler's callable
+// selector ([abi.ResourceSelector.Callback]) takes: the resources that
+// handler serves.
+type PickFunc func(module string, spec abi.HandlerSpec, candidates []abi.ResourceRef) ([]abi.ResourceRef, error)
+
+// NewAllPicked is [NewAll] with callable selectors served: each resolves
+// to its candidates (resolve), of which pick keeps the handler's
+// resources. A failed pick leaves the handler out (listed by
+// [Registry.Unresolved]). [NewAll] leaves handlers of callable selectors
+// out as unserved (offline calls have no cluster to select from).
+func NewAllPicked(manifests []abi.Manifest, resolve ResolveAllFunc, pick PickFunc) (*Registry, error) {
+	return newAll(manifests, resolve, pick)
 }
 
 // NewHandler returns the handler of module declared by spec, serving
@@ -125,7 +143,7 @@ func NewHandler(module string, spec abi.HandlerSpec, ref abi.ResourceRef) (*Hand
 	return h, nil
 }
 
-func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveAllFunc) error {
+func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveAllFunc, pick PickFunc) error {
 	h, err := NewHandler(module, spec, abi.ResourceRef{})
 	if err != nil {
 		return err
@@ -140,7 +158,15 @@ func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveAllFu
 			What: fmt.Sprintf("%s handlers of a category or of everything (name the resource)", spec.Kind)}})
 		return nil
 	}
+	if spec.Resource.Callback && pick == nil {
+		r.unresolved = append(r.unresolved, Unresolved{Module: module, Spec: spec, Err: &UnservedError{
+			What: "callable resource selectors without a cluster to select from"}})
+		return nil
+	}
 	refs, err := resolve(*spec.Resource)
+	if err == nil && spec.Resource.Callback {
+		refs, err = pick(module, spec, refs)
+	}
 	if err != nil {
 		r.unresolved = append(r.unresolved, Unresolved{Module: module, Spec: spec, Err: err})
 		return nil
