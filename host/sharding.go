@@ -30,8 +30,8 @@ type shards struct {
 type shardTarget struct{ op *reactor.Operator }
 
 func (t *shardTarget) Release(ctx context.Context) error { return t.op.Release(ctx) }
-func (t *shardTarget) Acquire(ctx context.Context, before func(uid string) bool) int {
-	return t.op.Acquire(ctx, before)
+func (t *shardTarget) Acquire(ctx context.Context, before, after func(uid string) bool, admit func() bool) (int, error) {
+	return t.op.Acquire(ctx, before, after, admit)
 }
 
 // newSharding returns the membership of this replica, or nil when

@@ -17,19 +17,25 @@ type partialList struct {
 		Metadata struct {
 			Namespace       string `json:"namespace"`
 			Name            string `json:"name"`
+			UID             string `json:"uid"`
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	} `json:"items"`
 }
 
-// Versions reads from the API server (not the watch cache) the current
-// resourceVersion of every object of res in namespace ("" for all
+// ObjectVersion is an object's UID and current resourceVersion.
+type ObjectVersion struct {
+	UID, ResourceVersion string
+}
+
+// Versions reads from the API server (not the watch cache) the UID and
+// current resourceVersion of every object of res in namespace ("" for all
 // namespaces or a cluster-scoped resource), keyed by "namespace/name".
 // It asks for metadata only, in pages of 500. The sharding hand-over uses
 // it: a replica that takes objects over must not handle them on a cache
 // that has not yet seen the previous owner's last writes.
-func (c *Client) Versions(ctx context.Context, res Resource, namespace string) (map[string]string, error) {
-	out := map[string]string{}
+func (c *Client) Versions(ctx context.Context, res Resource, namespace string) (map[string]ObjectVersion, error) {
+	out := map[string]ObjectVersion{}
 	info := reqInfo{verb: "list", resource: res.String(), namespace: namespace}
 	next := ""
 	for {
@@ -53,7 +59,7 @@ func (c *Client) Versions(ctx context.Context, res Resource, namespace string) (
 			return nil, fmt.Errorf("kube: listing %s: %w", res, err)
 		}
 		for _, it := range page.Items {
-			out[it.Metadata.Namespace+"/"+it.Metadata.Name] = it.Metadata.ResourceVersion
+			out[it.Metadata.Namespace+"/"+it.Metadata.Name] = ObjectVersion{UID: it.Metadata.UID, ResourceVersion: it.Metadata.ResourceVersion}
 		}
 		if next = page.Metadata.Continue; next == "" {
 			return out, nil

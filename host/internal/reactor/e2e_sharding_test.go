@@ -82,8 +82,8 @@ func (l *successLog) count(handler string) map[string][]string {
 type forwarder struct{ op *reactor.Operator }
 
 func (f *forwarder) Release(ctx context.Context) error { return f.op.Release(ctx) }
-func (f *forwarder) Acquire(ctx context.Context, before func(uid string) bool) int {
-	return f.op.Acquire(ctx, before)
+func (f *forwarder) Acquire(ctx context.Context, before, after func(uid string) bool, admit func() bool) (int, error) {
+	return f.op.Acquire(ctx, before, after, admit)
 }
 
 // shardReplica is one in-process replica: an operator and its membership.

@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,69 +132,91 @@ func (o *Operator) Release(ctx context.Context) error {
 	return nil
 }
 
-// Acquire queues every cached object the Owner admits and before did not,
-// and returns how many cached objects the Owner admits. The objects it
-// takes may have been written by their previous owner a moment ago, and
-// this replica's watch cache may not have that write yet: so for the
-// objects taken it reads the current resourceVersions from the API server
-// (one metadata list per watched resource and namespace) and makes each
-// object whose cached version is older wait for the watch, as after its
-// own patch (settings.Persistence.ConsistencyTimeout). Nothing is read
-// when nothing is taken.
-func (o *Operator) Acquire(ctx context.Context, before func(uid string) bool) int {
-	type scope struct {
-		resource, ns string
+// Acquire takes the objects after admits and before did not (the
+// sharding engine's Target): the objects a settling view gives to this
+// replica. Their previous owners have just stopped and written them a
+// moment ago, and this replica's watch cache may not have those writes
+// yet; nor may it hold the objects at all, or it may still be delivering
+// a first listing made before them. So before admit lets the Owner admit
+// them, Acquire reads from the API server the UIDs and current
+// resourceVersions of the watched objects (one metadata list per watched
+// resource and namespace) and makes each taken object whose cache does
+// not have that version yet wait for the watch, as after its own patch
+// (settings.Persistence.ConsistencyTimeout). Then it calls admit and
+// queues the taken objects. When it cannot read the versions it returns
+// the error and admits nothing. It returns how many cached objects the
+// Owner admits; with admit nil (nothing changes hands) it only counts
+// them.
+func (o *Operator) Acquire(ctx context.Context, before, after func(uid string) bool, admit func() bool) (int, error) {
+	if admit == nil {
+		return o.ownedCached(), nil
 	}
-	taken := map[scope][]*unstructured.Unstructured{}
-	resources := map[string]kube.Resource{}
-	owned := 0
+	type scope struct {
+		res kube.Resource
+		ns  string
+	}
+	var scopes []scope
 	o.mu.RLock()
 	for _, s := range o.served {
 		if s.watch == nil {
 			continue
 		}
-		eachCached(s.watch, func(ns string, obj *unstructured.Unstructured) {
-			if !o.owns(obj) {
-				return
-			}
-			owned++
-			if before == nil || !before(string(obj.GetUID())) {
-				sc := scope{resource: s.res.String(), ns: ns}
-				taken[sc] = append(taken[sc], obj)
-				resources[sc.resource] = s.res
-			}
-		})
+		for _, ns := range s.watch.Namespaces() {
+			scopes = append(scopes, scope{res: s.res, ns: ns})
+		}
 	}
 	o.mu.RUnlock()
+	taken := map[objectKey]bool{}
 	now := time.Now()
-	for sc, objs := range taken {
+	for _, sc := range scopes {
 		o.own.lists.Add(1)
-		versions, err := o.kube.Versions(ctx, resources[sc.resource], sc.ns)
+		versions, err := o.kube.Versions(ctx, sc.res, sc.ns)
 		if err != nil {
-			o.log.Warn(fmt.Sprintf("Sharding: cannot read the versions of the %d objects taken over; they wait "+
-				"persistence.consistencyTimeout for the watch instead: %v", len(objs), err))
+			return 0, fmt.Errorf("reactor: reading the versions of the objects taken over: %w", err)
 		}
-		for _, obj := range objs {
-			key := objectKey{resource: sc.resource, namespace: obj.GetNamespace(), name: obj.GetName()}
-			rv, ok := versions[obj.GetNamespace()+"/"+obj.GetName()]
-			switch {
-			case err != nil:
-				rv = unknownVersion // never caught up: the whole consistency timeout
-			case !ok || caughtUp(obj.GetResourceVersion(), rv, false):
-				rv = ""
+		for nsName, v := range versions {
+			if !after(v.UID) || before(v.UID) {
+				continue
 			}
-			if rv != "" {
-				o.mem.with(key, func(m *memory) { m.pending, m.since, m.released = rv, now, false })
+			ns, name, _ := strings.Cut(nsName, "/")
+			key := objectKey{resource: sc.res.String(), namespace: ns, name: name}
+			taken[key] = true
+			if obj := o.cached(key); obj != nil && caughtUp(obj.GetResourceVersion(), v.ResourceVersion, false) {
+				continue
 			}
+			o.mem.with(key, func(m *memory) { m.pending, m.since, m.released = v.ResourceVersion, now, false })
+		}
+	}
+	if !admit() {
+		return 0, nil
+	}
+	for key := range taken {
+		// One not in the cache yet is queued by its watch event; queued
+		// now, its cycle would take it for deleted and forget its wait.
+		if o.cached(key) != nil {
 			o.queue.Add(key)
 		}
 	}
-	return owned
+	return o.ownedCached(), nil
 }
 
-// unknownVersion is a pending version no object has: the object waits the
-// whole consistency timeout for the watch.
-const unknownVersion = "unknown"
+// ownedCached counts the cached objects the Owner admits.
+func (o *Operator) ownedCached() int {
+	owned := 0
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	for _, s := range o.served {
+		if s.watch == nil {
+			continue
+		}
+		eachCached(s.watch, func(_ string, obj *unstructured.Unstructured) {
+			if o.owns(obj) {
+				owned++
+			}
+		})
+	}
+	return owned
+}
 
 // release forgets, for the objects given away (gone says which), what
 // this process kept between their cycles: the memo, the events waiting

@@ -60,8 +60,8 @@ func (c *countingLeases) DeleteLease(ctx context.Context, ns, name, rv string) e
 }
 
 func (r *shardedRun) Release(ctx context.Context) error { return r.op.Release(ctx) }
-func (r *shardedRun) Acquire(ctx context.Context, before func(uid string) bool) int {
-	return r.op.Acquire(ctx, before)
+func (r *shardedRun) Acquire(ctx context.Context, before, after func(uid string) bool, admit func() bool) (int, error) {
+	return r.op.Acquire(ctx, before, after, admit)
 }
 
 func newShardedRun(kc *kube.Client, set settings.Settings, o options, log *slog.Logger) *shardedRun {

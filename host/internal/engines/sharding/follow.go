@@ -32,23 +32,35 @@ func (s *Shard) followLoop(ctx context.Context) {
 		}
 		t.Stop()
 		wait = s.opts.Settings.SettleInterval
-		listStart := s.clock.Now()
-		rctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
-		leases, err := s.opts.Leases.ListLeases(rctx, s.opts.Namespace, selector)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn(fmt.Sprintf("Sharding: cannot list the membership Leases: %v", err))
-			}
-			continue
-		}
-		tbl.update(leases, listStart)
-		s.noteOwnVersion(leases)
-		s.cleanDead(ctx, tbl, listStart)
-		if s.step(ctx, tbl, listStart) {
+		if s.follow(ctx, tbl, selector) {
 			wait = s.opts.Settings.RenewInterval
 		}
 	}
+}
+
+// follow lists the group's Leases once and takes the step they allow; it
+// reports whether the view is settled.
+func (s *Shard) follow(ctx context.Context, tbl table, selector string) bool {
+	listStart := s.clock.Now()
+	rctx, cancel := context.WithTimeout(ctx, s.requestTimeout())
+	leases, err := s.opts.Leases.ListLeases(rctx, s.opts.Namespace, selector)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn(fmt.Sprintf("Sharding: cannot list the membership Leases: %v", err))
+		}
+		return false
+	}
+	// A version first seen in this listing is seen from when the listing
+	// returned: it may have been written after the listing began (by a
+	// renewal that began after it too), and its holder measures its own
+	// renew deadline from that renewal's start. Counted from the listing's
+	// start, the Lease would expire up to a request's time early, eating
+	// the LeaseDuration-RenewDeadline its holder has to stop.
+	tbl.update(leases, s.clock.Now())
+	s.noteOwnVersion(leases)
+	s.cleanDead(ctx, tbl, listStart)
+	return s.step(ctx, tbl, listStart)
 }
 
 // watchLoop wakes the follow loop when a Lease of the group appears or
@@ -118,7 +130,8 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 	}
 	if s.settled == v.ID {
 		s.mu.Unlock()
-		owned := s.opts.Target.Acquire(ctx, s.owner())
+		now := s.owner()
+		owned, _ := s.opts.Target.Acquire(ctx, now, now, nil) // counts only: cannot fail
 		s.mu.Lock()
 		s.owned = owned
 		s.mu.Unlock()
@@ -131,11 +144,34 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 		s.mu.Unlock()
 		return false
 	}
-	before := s.grant
-	s.grant, s.settled = grant{views: []View{v}}, v.ID
+	before, next := s.grant, grant{views: []View{v}}
 	s.mu.Unlock()
-	owned := s.opts.Target.Acquire(ctx, func(uid string) bool { return before.owns(s.self, uid) })
+	// The grant widens only once the reactor knows the versions of the
+	// objects it takes: a cycle that Owns let through earlier could run
+	// on a watch cache without the previous owner's last write (or on
+	// the stale snapshot of a first listing still being delivered) and
+	// call a handler that owner has already called.
+	admit := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.epoch != epoch {
+			return false // fenced meanwhile: owns nothing
+		}
+		s.grant, s.settled = next, v.ID
+		return true
+	}
+	owned, err := s.opts.Target.Acquire(ctx,
+		func(uid string) bool { return before.owns(s.self, uid) },
+		func(uid string) bool { return next.owns(s.self, uid) }, admit)
 	s.mu.Lock()
+	if err != nil || s.settled != v.ID || s.epoch != epoch {
+		s.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn(fmt.Sprintf("Sharding: view %s does not settle yet (tried again in %s): %v",
+				v.ID, s.opts.Settings.SettleInterval, err))
+		}
+		return false
+	}
 	s.owned = owned
 	s.mu.Unlock()
 	metrics.ShardOwned(owned)

@@ -39,10 +39,17 @@ type Target interface {
 	// it returns once their cycles in flight have finished and their
 	// timers and daemons have stopped, or with ctx's error.
 	Release(ctx context.Context) error
-	// Acquire queues the cached objects Owns admits and before did not
-	// (once the cache has caught up with their previous owner's writes),
-	// and returns how many cached objects Owns admits.
-	Acquire(ctx context.Context, before func(uid string) bool) int
+	// Acquire takes the objects after admits and before did not. First it
+	// reads their current resourceVersions from the API server (their
+	// previous owners have acknowledged the view: they write them no
+	// more) and makes each wait until the watch cache has that version;
+	// only then it calls admit, from which on Owns admits them (admit
+	// reports false when the replica was fenced meanwhile), and queues
+	// them. It returns how many cached objects Owns admits. When it
+	// cannot read the versions it returns the error without calling
+	// admit: the view settles at a later try. With admit nil nothing
+	// changes hands and it only counts.
+	Acquire(ctx context.Context, before, after func(uid string) bool, admit func() bool) (int, error)
 }
 
 // Options configure a [Shard].

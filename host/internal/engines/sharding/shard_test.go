@@ -146,11 +146,14 @@ func (t target) Release(context.Context) error {
 	return nil
 }
 
-func (t target) Acquire(context.Context, func(string) bool) int {
+func (t target) Acquire(_ context.Context, _, _ func(string) bool, admit func() bool) (int, error) {
+	if admit != nil && !admit() {
+		return 0, nil
+	}
 	t.w.take(t.id)
 	t.w.mu.Lock()
 	defer t.w.mu.Unlock()
-	return len(t.w.handles[t.id])
+	return len(t.w.handles[t.id]), nil
 }
 
 type replica struct {
