@@ -19,6 +19,7 @@ type takeoverTarget struct {
 	mu       sync.Mutex
 	taken    int // objects taken so far
 	admitted int // of those, admitted by Owns before their versions were read
+	refused  int // of those, not admitted by Owns once admit was called
 }
 
 func (t *takeoverTarget) Release(context.Context) error { return nil }
@@ -42,6 +43,11 @@ func (t *takeoverTarget) Acquire(_ context.Context, before, after func(uid strin
 		}
 		if !admit() {
 			return 0, nil
+		}
+		for _, uid := range t.objects {
+			if after(uid) && !before(uid) && !s.Owns(uid) {
+				t.refused++
+			}
 		}
 	}
 	owned := 0
@@ -75,11 +81,14 @@ func TestTakeOverAdmitsObjectsOnlyAfterTheirVersions(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		tgt.mu.Lock()
-		taken, admitted := tgt.taken, tgt.admitted
+		taken, admitted, refused := tgt.taken, tgt.admitted, tgt.refused
 		tgt.mu.Unlock()
 		if taken > 0 {
 			if admitted > 0 {
 				t.Fatalf("%d of %d objects taken over were admitted by Owns before their versions were read", admitted, taken)
+			}
+			if refused > 0 {
+				t.Fatalf("%d of %d objects taken over were not admitted by Owns once admitted", refused, taken)
 			}
 			return
 		}
