@@ -144,8 +144,17 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 		s.mu.Unlock()
 		return false
 	}
-	before, next := s.grant, grant{views: []View{v}}
+	before := s.grant
 	s.mu.Unlock()
+	return s.settle(ctx, v, before, epoch)
+}
+
+// settle replaces the grant before with the view v every member has
+// acknowledged, and takes the objects v gives to this replica; it reports
+// whether v is settled (not if the replica was fenced since epoch, or the
+// versions of the objects taken could not be read).
+func (s *Shard) settle(ctx context.Context, v View, before grant, epoch int) bool {
+	next := grant{views: []View{v}}
 	// The grant widens only once the reactor knows the versions of the
 	// objects it takes: a cycle that Owns let through earlier could run
 	// on a watch cache without the previous owner's last write (or on
@@ -160,9 +169,16 @@ func (s *Shard) step(ctx context.Context, tbl table, listStart time.Time) bool {
 		s.grant, s.settled = next, v.ID
 		return true
 	}
-	owned, err := s.opts.Target.Acquire(ctx,
-		func(uid string) bool { return before.owns(s.self, uid) },
-		func(uid string) bool { return next.owns(s.self, uid) }, admit)
+	var owned int
+	var err error
+	if before.covers(v) { // nothing to take, no versions to read
+		admit()
+		owned, _ = s.opts.Target.Acquire(ctx, s.owner(), s.owner(), nil) // counts only: cannot fail
+	} else {
+		owned, err = s.opts.Target.Acquire(ctx,
+			func(uid string) bool { return before.owns(s.self, uid) },
+			func(uid string) bool { return next.owns(s.self, uid) }, admit)
+	}
 	s.mu.Lock()
 	if err != nil || s.settled != v.ID || s.epoch != epoch {
 		s.mu.Unlock()

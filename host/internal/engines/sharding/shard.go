@@ -86,6 +86,26 @@ func (g grant) owns(self, uid string) bool {
 	return true
 }
 
+// covers reports whether g admits every object v gives to self, so that
+// settling v takes nothing over: g admits something and every view in it
+// has only members of v. (An object self wins among v's members it wins
+// among any fewer of them too: rendezvous hashing, ties to the first
+// member in order, which keeps its order in a subset.) A join is such a
+// view for the replicas already there.
+func (g grant) covers(v View) bool {
+	if g.none || len(g.views) == 0 {
+		return false
+	}
+	for _, w := range g.views {
+		for _, m := range w.Members {
+			if !v.Has(m) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Shard is this replica's membership in a shard group.
 type Shard struct {
 	opts  Options

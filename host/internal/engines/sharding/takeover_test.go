@@ -98,3 +98,43 @@ func TestTakeOverAdmitsObjectsOnlyAfterTheirVersions(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestGrantCoversTheViewsThatTakeNothing: settling a view that only adds
+// members to every view of the grant takes nothing over (no versions to
+// read); the others here take some of 2,000 objects.
+func TestGrantCoversTheViewsThatTakeNothing(t *testing.T) {
+	abc, abcd, ab, ac := NewView([]string{"a", "b", "c"}), NewView([]string{"a", "b", "c", "d"}),
+		NewView([]string{"a", "b"}), NewView([]string{"a", "c"})
+	for _, tc := range []struct {
+		name  string
+		g     grant
+		v     View
+		wants bool
+	}{
+		{"nothing granted yet", grant{none: true}, abc, false},
+		{"a replica joins", grant{views: []View{abc}}, abcd, true},
+		{"the same view", grant{views: []View{abc}}, abc, true},
+		{"a replica leaves", grant{views: []View{abcd}}, abc, false},
+		{"two views adopted, then a join of both", grant{views: []View{ab, ac}}, abc, true},
+		{"one of two views not covered", grant{views: []View{ab, abcd}}, abc, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.g.covers(tc.v); got != tc.wants {
+				t.Fatalf("covers = %v, want %v", got, tc.wants)
+			}
+			next := grant{views: []View{tc.v}}
+			taken := 0
+			for _, uid := range uids(2000) {
+				if next.owns("a", uid) && !tc.g.owns("a", uid) {
+					taken++
+				}
+			}
+			if tc.wants && taken > 0 {
+				t.Errorf("covers, but a takes %d objects", taken)
+			}
+			if !tc.wants && taken == 0 {
+				t.Errorf("not covered, but a takes none of 2000 objects")
+			}
+		})
+	}
+}
