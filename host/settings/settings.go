@@ -270,6 +270,16 @@ type Wasm struct {
 	// measurable CPU cost (25 costs about 10 %). -1 leaves GOGC unset (the
 	// guest's default, 100).
 	GuestGOGC int `json:"guestGOGC"`
+	// LogRate bounds the log records one call may write, in records per
+	// second after the first LogBurst: a guest that logs in a loop would
+	// otherwise flood the host's log and its disk. Records past the bound
+	// are dropped; the first drop of a call is logged once, and how many
+	// were dropped when the call ends. A daemon, one long call, gets the
+	// rate for all its life. 0 (with LogBurst 0): unbounded.
+	LogRate float64 `json:"logRate"`
+	// LogBurst is how many log records a call may write at once before
+	// LogRate applies.
+	LogBurst int `json:"logBurst"`
 }
 
 // Kube tunes the host's Kubernetes client.
@@ -581,6 +591,8 @@ func Default() Settings {
 			MaxOutputBytes: 4 << 20,
 			PoolSize:       min(4, max(2, runtime.GOMAXPROCS(0))),
 			GuestGOGC:      50,
+			LogRate:        100,
+			LogBurst:       1000,
 			CacheMaxBytes:  1 << 30,
 		},
 		Kube: Kube{

@@ -133,6 +133,9 @@ func (s Settings) Validate() error {
 	if m.GuestGOGC < -1 || m.GuestGOGC == 0 {
 		v.fail("wasm.guestGOGC", "must be -1 (unset) or at least 1, got %d", m.GuestGOGC)
 	}
+	if m.LogRate < 0 || m.LogBurst < 0 || (m.LogRate > 0) != (m.LogBurst > 0) {
+		v.fail("wasm.logRate", "logRate and logBurst must both be positive, or both 0 (unbounded), got %g and %d", m.LogRate, m.LogBurst)
+	}
 
 	k := s.Kube
 	if k.QPS > 0 && k.Burst < 1 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"golang.org/x/time/rate"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
@@ -95,6 +96,9 @@ type call struct {
 	host    Host
 	kernel  *kernel    // of the instance called
 	memory  api.Memory // the linear memory of the instance called
+
+	logs        *rate.Limiter // the call's log records; nil: unbounded
+	droppedLogs int           // records dropped past logs
 }
 
 type callKey struct{}

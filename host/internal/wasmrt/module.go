@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
@@ -150,6 +152,9 @@ func (m *Module) invokeFor(ctx context.Context, inst *instance, fn string, input
 		host = NoHost{}
 	}
 	c := &call{module: m, req: req, host: host, kernel: inst.kernel, memory: inst.mod.Memory()}
+	if o := m.rt.opts; o.LogRate > 0 {
+		c.logs = rate.NewLimiter(rate.Limit(o.LogRate), o.LogBurst)
+	}
 	if req != nil {
 		c.handler = req.Handler
 	}
@@ -159,6 +164,9 @@ func (m *Module) invokeFor(ctx context.Context, inst *instance, fn string, input
 	}
 	defer cancel()
 	out, cerr := inst.invoke(callCtx, fn, input)
+	if c.droppedLogs > 0 {
+		m.rt.opts.Logger.LogAttrs(ctx, slog.LevelWarn, fmt.Sprintf("dropped %d log records of the call past wasm.logRate", c.droppedLogs), c.logAttrs()...)
+	}
 	if cerr == nil && len(out) > m.rt.opts.MaxOutputBytes {
 		cerr = &CallError{Kind: KindOutputTooLarge,
 			Err: fmt.Errorf("output of %d bytes is above the limit of %d bytes", len(out), m.rt.opts.MaxOutputBytes)}

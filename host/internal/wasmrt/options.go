@@ -42,6 +42,10 @@ type Options struct {
 	// the Go runtime of a standard-Go (or TinyGo) guest reads at start;
 	// -1 leaves it unset. settings.Wasm.GuestGOGC says why the default is low.
 	GuestGOGC int
+	// LogRate and LogBurst bound the log records of one call (see
+	// settings.Wasm.LogRate); 0: the default; a negative LogRate: unbounded.
+	LogRate  float64
+	LogBurst int
 
 	// Logger receives the guests' log records (with the module, handler and
 	// object added) and the runtime's own messages. Default slog.Default().
@@ -56,10 +60,15 @@ type Options struct {
 // OptionsFor returns the options that carry out the wasm settings (without
 // a Logger).
 func OptionsFor(s settings.Wasm) Options {
-	return Options{
+	o := Options{
 		CacheDir: s.CacheDir, Timeout: s.CallTimeout, MemoryLimitPages: s.MaxMemoryPages,
 		MaxOutputBytes: s.MaxOutputBytes, PoolSize: s.PoolSize, GuestGOGC: s.GuestGOGC,
+		LogRate: s.LogRate, LogBurst: s.LogBurst,
 	}
+	if s.LogRate == 0 {
+		o.LogRate = -1 // the settings' 0 is unbounded
+	}
+	return o
 }
 
 // withDefaults returns o with every unset field set from settings.Default().
@@ -79,6 +88,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.GuestGOGC == 0 {
 		o.GuestGOGC = d.GuestGOGC
+	}
+	if o.LogRate == 0 {
+		o.LogRate, o.LogBurst = d.LogRate, d.LogBurst
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

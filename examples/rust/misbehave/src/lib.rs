@@ -5,6 +5,7 @@
 //! logs the message and sets it as the call's error first), "fail" returns
 //! an arbitrary error, "sleep" sleeps for an hour in std::thread::sleep
 //! (only the host's sleep can end it), "nap" sleeps 10 ms and succeeds,
+//! "flood" logs 100,000 records as fast as it can and succeeds,
 //! and "ok" succeeds (to show that the module recovers
 //! on a fresh instance).
 
@@ -17,7 +18,7 @@ kopf::export!(register);
 
 fn register(m: &mut Module) {
     m.name("misbehave-rust", "0.1.0");
-    for (id, f) in [("loop", spin as fn(&mut Context) -> Result), ("oom", oom), ("trap", trap), ("panic", panic), ("fail", fail), ("sleep", sleep), ("nap", nap), ("ok", ok)] {
+    for (id, f) in [("loop", spin as fn(&mut Context) -> Result), ("oom", oom), ("trap", trap), ("panic", panic), ("fail", fail), ("sleep", sleep), ("nap", nap), ("flood", flood), ("ok", ok)] {
         m.on_create("kopf.dev", "v1", "kopfexamples", id, f);
     }
 }
@@ -63,6 +64,13 @@ fn sleep(_: &mut Context) -> Result {
 fn nap(_: &mut Context) -> Result {
     std::thread::sleep(std::time::Duration::from_millis(10));
     Ok(obj! {"message" => "napped"})
+}
+
+fn flood(ctx: &mut Context) -> Result {
+    for i in 0..100_000 {
+        ctx.info("misbehave: flooding the log", obj! {"i" => i});
+    }
+    Ok(obj! {"message" => "flooded"})
 }
 
 fn ok(_: &mut Context) -> Result {
