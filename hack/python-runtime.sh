@@ -63,10 +63,10 @@ CONFIGURE_FLAGS=(--host=wasm32-unknown-wasi --with-build-python=/usr/bin/python3
 
 # The link step: CPython's own stack for WASI (512 KiB, first, so that an
 # overflow traps instead of overwriting data), and no --initial-memory (its
-# 10 MiB would be in every instance; the heap grows as init needs: ~6 MiB).
+# 10 MiB would be in every instance; the heap grows as init needs: 4-5 MiB).
 EXPORTS=(kopf_python_init kopf_manifest kopf_handle)
 LINK_FLAGS=(-mexec-model=reactor -O2 -s -Wl,--stack-first -z stack-size=524288 -Wl,--gc-sections)
-SHIM_CFLAGS=(-O2 -Wall -Werror -std=c11)
+SHIM_CFLAGS=(-O2 -DNDEBUG -Wall -Werror -std=c11)
 
 fail() { echo "python-runtime: $*" >&2; exit 1; }
 say() { echo "python-runtime: $*" >&2; }
@@ -143,7 +143,7 @@ build_cpython() { # builds $cpy
     CC="$CC" CPP="$CC -E" AR=llvm-ar-16 RANLIB=llvm-ranlib-16 READELF=true \
     CFLAGS="$CPYTHON_CFLAGS -ffile-prefix-map=$work=." ZLIB_CFLAGS="-I$zlib/include" ZLIB_LIBS="-L$zlib/lib -lz" \
     PKG_CONFIG_PATH="" PKG_CONFIG_LIBDIR="$zlib/lib/pkgconfig" "${CONFIGURE_CACHE[@]}" \
-    "$src/configure" -C --build="$("$src/config.guess")" "${CONFIGURE_FLAGS[@]}")
+    "../$(basename "$src")/configure" -C --build="$("$src/config.guess")" "${CONFIGURE_FLAGS[@]}")
   (cd "$bld" && run "$log" make -j"$(nproc)")
 
   # Keep what linking needs (the libraries, headers and libc flags), the
@@ -161,6 +161,11 @@ build_cpython() { # builds $cpy
   cp -r "$src/Lib" "$out/Lib"
   rm -rf "$out/Lib/test"
   cp "$bld/$(cat "$bld/pybuilddir.txt")"/_sysconfigdata_*.py "$out/sysconfig/"
+  # The build's variables name this machine's folders: name them alike everywhere.
+  run "$log" /usr/bin/python3.11 -c 'import sys, pathlib
+for f in pathlib.Path(sys.argv[1]).glob("_sysconfigdata_*.py"):
+    f.write_text(f.read_text().replace(sys.argv[2], "/build").replace(sys.argv[3], "/sysroot"))' \
+    "$out/sysconfig" "$work" "$sysroot"
   echo "$version" >"$out/version"
   cp "$log" "$out/build.log"
   mv "$out" "$cpy"
@@ -181,7 +186,8 @@ link_runtime() { # links $out from $cpy and the shim
   for e in "${EXPORTS[@]}"; do exports+=("-Wl,--export=$e"); done
   # the modules' own libraries (libmpdec, libexpat), after libpython
   mods=$(cd "$cpy/lib" && ls lib*.a | grep -vx -e libpython3.11.a -e libz.a | sed 's/^lib/-l/; s/\.a$//')
-  run "$log" $CC "${SHIM_CFLAGS[@]}" -I"$cpy/include" -I"$shim" -c "$shim/shim.c" -o "$tmp/shim.o"
+  run "$log" $CC "${SHIM_CFLAGS[@]}" -ffile-prefix-map="$cpy=cpython" -ffile-prefix-map="$shim=shim" \
+    -I"$cpy/include" -I"$shim" -c "$shim/shim.c" -o "$tmp/shim.o"
   # shellcheck disable=SC2086
   run "$log" $CC "${LINK_FLAGS[@]}" "${exports[@]}" -o "$tmp/kopf-python.wasm" "$tmp/shim.o" \
     -L"$cpy/lib" -lpython3.11 $mods -lz "${libs[@]}"
