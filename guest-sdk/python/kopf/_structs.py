@@ -451,7 +451,7 @@ class Store(collections.abc.Collection):
     duplicates kept."""
 
     def __init__(self, values):
-        self._values = [_wrap(v) for v in values]
+        self._values = [_wrap_indexed(v) for v in values]
 
     def __contains__(self, value):
         return value in self._values
@@ -464,6 +464,16 @@ class Store(collections.abc.Collection):
 
     def __repr__(self):
         return f"Store({self._values!r})"
+
+
+def _wrap_indexed(value):
+    """An indexed value as the handlers see it: a Kubernetes object (an
+    index of whole bodies, as Kopf's docs mirror resources) as a kopf.Body
+    with .meta, .spec and .status; anything else as _wrap does."""
+    if isinstance(value, dict) and isinstance(value.get("metadata"), dict) and \
+            ("kind" in value or "apiVersion" in value):
+        return Body(value)
+    return _wrap(value)
 
 
 class Index(collections.abc.Mapping):

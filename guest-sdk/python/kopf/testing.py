@@ -27,7 +27,7 @@ import datetime
 import json
 import sys
 
-from . import _filters, _registry, _runtime, _structs
+from . import _filters, _logging, _registry, _runtime, _structs
 
 __all__ = ["Host", "Result", "FilteredOut", "FakeHost", "KopfRunner"]
 
@@ -152,6 +152,7 @@ class Host:
         self.check_permissions = check_permissions
         self.kube = None           # optional fn(request) -> reply, before the store
         sys.modules["_kopf_host"] = FakeHost(self)
+        _logging.install_root()  # as the runtime's boot does: logging.info() reaches the host
 
     # --- what happened ----------------------------------------------------
 
