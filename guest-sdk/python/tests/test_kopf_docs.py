@@ -1126,6 +1126,33 @@ class MemosTest(DocsTestCase):
         self.assertEqual(res.memo, {"counter": 0})
 
 
+    def test_custom_memo_handlers_with_a_startup_memo(self):
+        # The docs' custom memo class is passed to kopf.operator(memo=...), which a
+        # module has not: its handlers (annotated kopf.Memo, not the class) run when
+        # a startup handler fills the operator memo instead (kopf-wasm: added).
+        load('''
+        import kopf
+
+        @kopf.on.startup()  # kopf-wasm: instead of kopf.operator(memo=CustomContext(...))
+        def fill_memo(memo: kopf.Memo, **_):
+            memo.create_tpl = "Hello, {name}!"
+            memo.delete_tpl = "Good bye, {name}!"
+
+        @kopf.on.create('kopfexamples')
+        def create_fn(memo, **kwargs):
+            print(memo.create_tpl.format(**kwargs))
+
+        @kopf.on.delete('kopfexamples')
+        def delete_fn(memo, **kwargs):
+            print(memo.delete_tpl.format(**kwargs))
+        ''')
+        self.ok(self.host.run("fill_memo"))
+        res, out = self.printed(self.host.run, "create_fn", kex())
+        self.ok(res)
+        res, out2 = self.printed(self.host.run, "delete_fn", kex())
+        self.assertEqual(out + out2, "Hello, kopf-example-1!\nGood bye, kopf-example-1!\n")
+
+
 class IndexingTest(DocsTestCase):
     """In-memory indexing: declaration, structure, content, recipes,
     conditional indexing, errors."""
