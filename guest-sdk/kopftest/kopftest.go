@@ -93,6 +93,9 @@ func (h *Host) Manifest() abi.Manifest { return h.manifest }
 func (h *Host) ManifestJSON() []byte { return h.raw }
 
 // Spec returns the handler with an id, failing the test if there is none.
+// Of one function registered under several kinds (one id), it is the first
+// registration; [Host.Run] and [Host.Request] use it, so to call another,
+// set the request's Kind and Reason and send it with [Host.Call].
 func (h *Host) Spec(id string) abi.HandlerSpec {
 	h.t.Helper()
 	for _, s := range h.manifest.Handlers {
