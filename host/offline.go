@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,7 +98,7 @@ func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, e
 	if err != nil {
 		return nil, nil, err
 	}
-	spec, err := findHandler(mod.Manifest(), inv.Handler)
+	spec, err := findHandler(mod.Manifest(), inv.Handler, len(inv.Old) > 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("module %s: %w", inv.Module, err)
 	}
@@ -124,16 +125,32 @@ func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, e
 }
 
 // findHandler returns the handler with the id, or an error that lists the
-// ids there are.
-func findHandler(m abi.Manifest, id string) (abi.HandlerSpec, error) {
+// ids there are. Of one function declared under several kinds (one id),
+// it is the entry that fits the call: the update entry when there is an
+// old object, the create entry when there is none, else the first.
+func findHandler(m abi.Manifest, id string, old bool) (abi.HandlerSpec, error) {
 	var ids []string
+	var found []abi.HandlerSpec
 	for _, h := range m.Handlers {
 		if h.ID == id {
-			return h, nil
+			found = append(found, h)
 		}
 		ids = append(ids, h.ID)
 	}
+	fits := abi.KindCreate
+	if old {
+		fits = abi.KindUpdate
+	}
+	for _, h := range found {
+		if h.Kind == fits {
+			return h, nil
+		}
+	}
+	if len(found) > 0 {
+		return found[0], nil
+	}
 	sort.Strings(ids)
+	ids = slices.Compact(ids) // an id of several kinds once
 	if id == "" {
 		return abi.HandlerSpec{}, fmt.Errorf("%w: name one with --handler, one of: %s", ErrNoHandler, strings.Join(ids, ", "))
 	}
