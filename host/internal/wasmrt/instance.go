@@ -58,7 +58,7 @@ func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error
 	if r.opts.GuestGOGC > 0 {
 		config = config.WithEnv("GOGC", strconv.Itoa(r.opts.GuestGOGC))
 	}
-	mod, err := c.rt.InstantiateModule(withMemoryAllocator(ctx), c.code, config)
+	mod, err := c.rt.InstantiateModule(withMemoryAllocator(ctx, c.image), c.code, config)
 	if err != nil {
 		return nil, err
 	}

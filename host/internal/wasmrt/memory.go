@@ -20,19 +20,30 @@ import (
 // wazero frees a memory only on the goroutine that called into it, or when
 // the module is closed while no call runs; the pool never closes a busy
 // instance, so no guest can touch an unmapped memory.
-func withMemoryAllocator(ctx context.Context) context.Context {
-	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(allocate))
+//
+// With an image (a pre-initialised module's, see memoryImage), the mapping
+// is the image's, copy-on-write, so the memory starts as the image.
+func withMemoryAllocator(ctx context.Context, image *memoryImage) context.Context {
+	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(capBytes, maxBytes uint64) experimental.LinearMemory {
+		return allocate(capBytes, maxBytes, image)
+	}))
 }
 
-func allocate(capBytes, maxBytes uint64) experimental.LinearMemory {
+func allocate(capBytes, maxBytes uint64, image *memoryImage) experimental.LinearMemory {
 	if maxBytes == 0 || maxBytes > 1<<32 {
 		return &sliceMemory{buf: make([]byte, 0, capBytes)}
+	}
+	if buf, ok := image.mapMemory(maxBytes); ok {
+		return &mappedMemory{buf: buf}
 	}
 	buf, err := syscall.Mmap(-1, 0, int(maxBytes), syscall.PROT_READ|syscall.PROT_WRITE,
 		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	if err != nil {
-		return &sliceMemory{buf: make([]byte, 0, capBytes)}
+		buf = make([]byte, maxBytes) // a Go slice, still lazily backed by the system
+		image.fill(buf)
+		return &sliceMemory{buf: buf[:0]}
 	}
+	image.fill(buf) // an image that could not be mapped is copied
 	return &mappedMemory{buf: buf}
 }
 

@@ -6,4 +6,4 @@ import "context"
 
 // withMemoryAllocator leaves wazero's default memory allocation in place
 // where anonymous mappings are not available.
-func withMemoryAllocator(ctx context.Context) context.Context { return ctx }
+func withMemoryAllocator(ctx context.Context, _ *memoryImage) context.Context { return ctx }

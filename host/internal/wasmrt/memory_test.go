@@ -11,7 +11,7 @@ import (
 func TestLinearMemories(t *testing.T) {
 	const page = 64 << 10
 	memories := map[string]experimental.LinearMemory{
-		"mapped": allocate(page, 4*page),
+		"mapped": allocate(page, 4*page, nil),
 		"slice":  &sliceMemory{},
 	}
 	for name, mem := range memories {

@@ -52,6 +52,9 @@ type compiled struct {
 	// unmap releases the mapped file code was compiled from (the kept
 	// rewrite), once the code is closed; nil when code is in the heap.
 	unmap func()
+	// image is the initial memory of a pre-initialised module, which its
+	// instances map (see memoryImage); nil for other modules.
+	image *memoryImage
 	err   error
 	refs  int // guarded by Runtime.mu
 }
@@ -182,6 +185,7 @@ func (r *Runtime) release(c *compiled) {
 	if c.unmap != nil {
 		c.unmap() // wazero's decoded module refers to the mapped bytes until now
 	}
+	c.image.close()
 }
 
 // compile compiles wasm into c, in a wazero runtime of its own that
@@ -192,6 +196,7 @@ func (r *Runtime) release(c *compiled) {
 func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	r.compiles.Add(1)
 	defer func(start time.Time) { r.compileNanos.Store(int64(time.Since(start))) }(time.Now())
+	wasm, c.image = r.splitImage(wasm)
 	code, unmap, interruptible := r.interruptible(c.digest, wasm)
 	c.unmap = unmap
 	var err error
@@ -227,6 +232,22 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	}
 	freeCompileGarbage(allocated)
 	return nil
+}
+
+// splitImage takes a pre-initialised module's initial memory out of its
+// data segments into a memoryImage that its instances map; any other
+// module, or one whose image cannot be made, is returned as it is.
+func (r *Runtime) splitImage(wasm []byte) ([]byte, *memoryImage) {
+	code, memory, ok, err := instrument.SplitData(wasm)
+	if err != nil || !ok {
+		return wasm, nil
+	}
+	image, err := newMemoryImage(memory, uint64(r.opts.MemoryLimitPages)*wasmPage)
+	if err != nil {
+		r.opts.Logger.Warn("the module's initial memory is written into each instance instead: " + err.Error())
+		return wasm, nil
+	}
+	return code, image
 }
 
 // compileModule is rt.CompileModule made safe for a malformed module,

@@ -137,7 +137,112 @@ func Snapshot(wasm []byte, st State) ([]byte, error) {
 	if !wroteData {
 		out = appendData(out, segments)
 	}
-	return out, nil
+	// The marker: a custom section after the data, which SplitData looks
+	// for. Its payload, a version byte, is never empty: wazero (v1.11)
+	// fails to read an empty custom section at the end of a module.
+	marker := append(appendU32(nil, uint32(len(SnapshotSection))), SnapshotSection...)
+	marker = append(marker, 1)
+	out = append(out, secCustom)
+	out = appendU32(out, uint32(len(marker)))
+	return append(out, marker...), nil
+}
+
+// SnapshotSection names the custom section that marks a module written by
+// [Snapshot]: its data segments are an instance's whole initial memory,
+// which [SplitData] can take out of the module.
+const SnapshotSection = "kopf-wasm.snapshot"
+
+// SplitData takes the data segments out of a module written by [Snapshot]:
+// it returns the module with an empty data section and the initial memory
+// they wrote (up to the end of the last segment), which the caller gives
+// each instance itself (the host maps it copy-on-write, so that instances
+// share its pages until they write them, and wazero does not keep a copy
+// of the segments to write into every new instance). ok is false for any
+// other module, which is returned unchanged.
+func SplitData(wasm []byte) (code, memory []byte, ok bool, err error) {
+	m, err := scanModule(wasm)
+	if err != nil {
+		return wasm, nil, false, fmt.Errorf("instrument: %w", err)
+	}
+	if !m.snapshot || m.passiveData || m.importedMemory {
+		return wasm, nil, false, nil
+	}
+	out := make([]byte, 0, len(wasm))
+	out = append(out, header[:]...)
+	err = m.each(func(id byte, start, p, end int) error {
+		switch id {
+		case secData:
+			var werr error
+			memory, werr = dataImage(wasm[:end], p)
+			out = appendSection(out, secData, 0, nil, nil)
+			return werr
+		case secDataCount:
+			out = appendSection(out, secDataCount, 0, nil, nil)
+		default:
+			out = append(out, wasm[start:end]...)
+		}
+		return nil
+	})
+	if err != nil {
+		return wasm, nil, false, fmt.Errorf("instrument: %w", err)
+	}
+	return out, memory, true, nil
+}
+
+// maxImage bounds the initial memory SplitData builds: a wasm32 memory.
+const maxImage = 1 << 32
+
+// dataImage writes the active data segments of the data section b[p:],
+// each at its i32.const offset in memory 0, into one image.
+func dataImage(b []byte, p int) ([]byte, error) {
+	w := bounder{b: b, where: "data section"}
+	var image []byte
+	_, err := w.vector(p, func(i int) (int, error) {
+		flags, j, ok := readU32(b, i)
+		if !ok || flags != 0 || j >= len(b) || b[j] != 0x41 {
+			return i, unsupported(i, "a data segment that is not active at an i32.const offset")
+		}
+		off, k, ok := readS32(b, j+1)
+		if !ok || k >= len(b) || b[k] != opEnd {
+			return i, malformed(w.where, j, "bad offset")
+		}
+		n, q, ok := readU32(b, k+1)
+		if !ok || uint64(n) > uint64(len(b)-q) {
+			return i, malformed(w.where, k, "a segment running past the section")
+		}
+		end := uint64(uint32(off)) + uint64(n)
+		if end > maxImage {
+			return i, malformed(w.where, i, "a segment past 4 GiB")
+		}
+		if end > uint64(len(image)) {
+			image = append(image, make([]byte, int(end)-len(image))...)
+		}
+		copy(image[uint32(off):], b[q:q+int(n)])
+		return q + int(n), nil
+	})
+	return image, err
+}
+
+// readS32 decodes the signed LEB128 s32 at b[i:].
+func readS32(b []byte, i int) (v int32, next int, ok bool) {
+	var result int64
+	var shift uint
+	for n := 0; n < maxLen32; n++ {
+		if i >= len(b) {
+			return 0, i, false
+		}
+		c := b[i]
+		i++
+		result |= int64(c&0x7f) << shift
+		shift += 7
+		if c < 0x80 {
+			if shift < 64 && c&0x40 != 0 {
+				result |= -1 << shift
+			}
+			return int32(result), i, true
+		}
+	}
+	return 0, i, false
 }
 
 // wasmPage is the size of a page of linear memory.
@@ -150,6 +255,7 @@ type moduleShape struct {
 	importedGlobals                    uint32
 	mutable                            []uint32 // defined mutable globals
 	importedMemory, start, passiveData bool
+	snapshot                           bool // has the SnapshotSection
 }
 
 // scanModule reads the module's sections once: its imports, globals, start
@@ -172,6 +278,10 @@ func scanModule(wasm []byte) (*moduleShape, error) {
 			return m.scanGlobals(b, p)
 		case secStart:
 			m.start = true
+		case secCustom:
+			if s, e, ok := readName(b, p); ok && string(b[s:e]) == SnapshotSection {
+				m.snapshot = true
+			}
 		case secData:
 			w := bounder{b: b, where: "data section"}
 			_, err := w.vector(p, func(i int) (int, error) {

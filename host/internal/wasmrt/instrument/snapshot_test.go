@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -99,6 +100,25 @@ func TestSnapshot(t *testing.T) {
 		}
 		if withData && read(16) != 'h'-5 {
 			t.Errorf("the data segment's bytes are lost: %d", read(16))
+		}
+
+		// Split: the same initial memory, taken out of the module.
+		code, image, ok, err := SplitData(snap)
+		if err != nil || !ok {
+			t.Fatalf("SplitData: ok %v, %v", ok, err)
+		}
+		if len(image) > len(mem) || !bytes.Equal(image, mem[:len(image)]) || len(bytes.Trim(mem[len(image):], "\x00")) != 0 {
+			t.Errorf("withData=%v: the image (%d bytes) is not the memory (%d bytes)", withData, len(image), len(mem))
+		}
+		stripped, err := rt.InstantiateWithConfig(ctx, code, wazero.NewModuleConfig().WithName("stripped"))
+		if err != nil {
+			t.Fatalf("the split module does not instantiate: %v", err)
+		}
+		if b, _ := stripped.Memory().Read(0, stripped.Memory().Size()); len(bytes.Trim(b, "\x00")) != 0 {
+			t.Error("the split module still writes data into its memory")
+		}
+		if _, _, ok, _ := SplitData(wasm); ok {
+			t.Error("SplitData took the data of a module that is no snapshot")
 		}
 	}
 }

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package wasmrt
+
+import "errors"
+
+// memoryImage is not used where mappings are not available: a
+// pre-initialised module keeps its data segments (see image.go).
+type memoryImage struct{}
+
+func newMemoryImage([]byte, uint64) (*memoryImage, error) { return nil, errNoImages }
+
+func (*memoryImage) close() {}
+
+func (*memoryImage) fill([]byte) {}
+
+var errNoImages = errors.New("memory images need mappings")
