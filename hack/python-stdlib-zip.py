@@ -12,6 +12,7 @@ sorted entries, fixed dates, unchecked hash-based .pyc (no source needed).
 import importlib._bootstrap_external as bootstrap
 import importlib.util
 import os
+import pprint
 import sys
 import zipfile
 
@@ -57,10 +58,23 @@ def sources(lib):
     return sorted(found)
 
 
+def sysconfigdata(path):
+    """The build's variables, printed again: pprint wrapped them by their
+    lengths before hack/python-runtime.sh renamed this machine's folders."""
+    scope = {}
+    with open(path, encoding="utf-8") as fh:
+        exec(fh.read(), scope)
+    return ("# system configuration generated and used by the sysconfig module\n"
+            "build_time_vars = " + pprint.pformat(scope["build_time_vars"]) + "\n").encode()
+
+
 def pyc(name, path):
     """Compiles one source file to an unchecked hash-based .pyc."""
-    with open(path, "rb") as fh:
-        source = fh.read()
+    if os.path.basename(path).startswith("_sysconfigdata_"):
+        source = sysconfigdata(path)
+    else:
+        with open(path, "rb") as fh:
+            source = fh.read()
     code = compile(source, "python311.zip/" + name, "exec", dont_inherit=True)
     data = bootstrap._code_to_hash_pyc(code, importlib.util.source_hash(source), checked=False)
     return bytes(data)
