@@ -43,6 +43,7 @@ PACKAGES=(
   wasi-libc:/usr/lib/wasm32-wasi/libc.a
   libclang-rt-16-dev-wasm32:/usr/lib/llvm-16/lib/clang/16/lib/wasi/libclang_rt.builtins-wasm32.a
   python3.11:/usr/bin/python3.11
+  python3-yaml:/usr/lib/python3/dist-packages/yaml/__init__.py
   dpkg-dev:/usr/bin/dpkg-source
   make:/usr/bin/make
 )
@@ -180,7 +181,8 @@ link_runtime() { # links $out from $cpy and the shim
   mkdir -p "$tmp"
   log="$tmp/link.log"
   if [ ! -f "$stdlib" ]; then
-    run "$log" /usr/bin/python3.11 "$here/python-stdlib-zip.py" "$cpy/Lib" "$cpy/sysconfig" "$stdlib"
+    run "$log" /usr/bin/python3.11 "$here/python-stdlib-zip.py" "$cpy/Lib" "$cpy/sysconfig" "$stdlib" \
+      /usr/lib/python3/dist-packages/yaml
   fi
   mapfile -t libs <"$cpy/libs.txt"
   for e in "${EXPORTS[@]}"; do exports+=("-Wl,--export=$e"); done
@@ -224,6 +226,7 @@ main() {
   link=$({
     (cd "$shim" && find . -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort | xargs sha256sum)
     sha256sum <"$here/python-stdlib-zip.py"
+    dpkg-query -W -f='${Version}' python3-yaml 2>/dev/null || true
     declare -f link_runtime
     echo "${EXPORTS[*]} ${LINK_FLAGS[*]} ${SHIM_CFLAGS[*]}"
   } | sha256sum | cut -c1-8)

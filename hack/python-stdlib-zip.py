@@ -2,7 +2,12 @@
 wasm runtime of Python guests (hack/python-runtime.sh runs it with Debian's
 python3.11, whose bytecode matches the runtime's).
 
-    python3.11 python-stdlib-zip.py LIB_DIR SYSCONFIGDATA_DIR OUT.zip
+    python3.11 python-stdlib-zip.py LIB_DIR SYSCONFIGDATA_DIR OUT.zip [PACKAGE_DIR ...]
+
+Each PACKAGE_DIR is a pure-Python package added beside the standard library
+under its folder's name (PyYAML from Debian's python3-yaml: Kopf's docs and
+operators load templates with yaml.safe_load); its native extensions are
+left out, and the package's pure-Python fallback serves.
 
 Leaves out what a sandbox without threads, processes, sockets, a terminal or
 native extensions cannot use, and every test suite. The zip is reproducible:
@@ -80,8 +85,22 @@ def pyc(name, path):
     return bytes(data)
 
 
-def main(lib, sysconfig_dir, out):
+def package(path):
+    """Yields (path in the zip, file) for the .py files of a package."""
+    name = os.path.basename(os.path.normpath(path))
+    for top, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS)
+        rel = os.path.relpath(top, path)
+        prefix = name if rel == "." else name + "/" + rel.replace(os.sep, "/")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                yield prefix + "/" + f, os.path.join(top, f)
+
+
+def main(lib, sysconfig_dir, out, *packages):
     entries = sources(lib)
+    for path in packages:
+        entries += list(package(path))
     # The build writes _sysconfigdata_{abiflags}_wasi_{multiarch}.py, but
     # Debian's sysconfig.py (the one zipped) looks for it without the
     # platform: _sysconfigdata_{abiflags}_{multiarch}.
@@ -102,8 +121,8 @@ def main(lib, sysconfig_dir, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        sys.exit("usage: python3.11 python-stdlib-zip.py LIB_DIR SYSCONFIGDATA_DIR OUT.zip")
+    if len(sys.argv) < 4:
+        sys.exit("usage: python3.11 python-stdlib-zip.py LIB_DIR SYSCONFIGDATA_DIR OUT.zip [PACKAGE_DIR ...]")
     if sys.version_info[:2] != (3, 11):
         sys.exit("python-stdlib-zip.py: run it with python3.11, whose bytecode the runtime reads")
     main(*sys.argv[1:])

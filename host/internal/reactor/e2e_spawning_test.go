@@ -176,3 +176,38 @@ func TestTimersAndDaemons(t *testing.T) {
 		e2etest.Eventually(t, time.Minute, "gone", gone(t, c, "s", "sleepy"))
 	})
 }
+
+// TestShutdownEndsASleepingDaemon: a host asked to exit stops its daemons
+// ("exiting") and terminates those that ignore it after their cancellation
+// timeout (1 s here), also one asleep in time.Sleep. Before the host's
+// sleep ended with the call, the guest slept on and the host waited for
+// its cycles' 25 s bound before abandoning them.
+func TestShutdownEndsASleepingDaemon(t *testing.T) {
+	c := startCluster(t)
+	createNamespace(t, c, "sleep-exit")
+	op := startOperator(t, c, "sleep-exit", testSettings(), "testguests/spawning")
+	createExampleWith(t, c, "sleep-exit", "sleepy", map[string]string{"mode": "sleepy"}, map[string]any{})
+	e2etest.Eventually(t, 20*time.Second, "finalizer", func() error {
+		if !hasFinalizer(get(t, c, "sleep-exit", "sleepy")) {
+			return fmt.Errorf("no finalizer yet")
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // let the daemon fall asleep
+	start := time.Now()
+	op.cancel()
+	select {
+	case err := <-op.done:
+		if err != nil {
+			t.Errorf("operator: %v", err)
+		}
+		op.done <- nil // for the cleanup's stop
+	case <-time.After(time.Minute):
+		t.Fatal("the operator did not stop within a minute")
+	}
+	// 1 s of cancellation timeout, far below the 25 s after which the host
+	// abandons cycles that do not end.
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Errorf("the operator took %v to stop", elapsed)
+	}
+}
