@@ -3,8 +3,11 @@
 from a template, adopted so that it goes with its EVC; its size and
 labels kept in sync.
 
-The handlers are Kopf's text. What differs, and only because the module
-runs in a sandbox: the kopf.permit line (a module declares the Kubernetes
+The handlers are Kopf's text. The relabelling handler is the walkthrough's
+old/new version: its last, diff-based version raises IndexError on an
+object's first labels, under Kopf as here (the diff of a field that was
+absent is one ('add', (), None, {...}) item, with no key to index). What
+differs, and only because the module runs in a sandbox: the kopf.permit line (a module declares the Kubernetes
 requests it makes; the host refuses any other), and `kubernetes` is
 kopf-wasm's shim of the official client, whose calls go through the host.
 """
@@ -62,11 +65,10 @@ def update_fn(spec, status, namespace, logger, **kwargs):
 
 
 @kopf.on.field('ephemeralvolumeclaims', field='metadata.labels')
-def relabel(diff, status, namespace, **kwargs):
+def relabel(old, new, status, namespace, **kwargs):
 
-    labels_patch = {field[0]: new for op, field, old, new in diff}
     pvc_name = status['create_fn']['pvc-name']
-    pvc_patch = {'metadata': {'labels': labels_patch}}
+    pvc_patch = {'metadata': {'labels': new}}
 
     api = kubernetes.client.CoreV1Api()
     obj = api.patch_namespaced_persistent_volume_claim(
