@@ -97,8 +97,22 @@ type call struct {
 	kernel  *kernel    // of the instance called
 	memory  api.Memory // the linear memory of the instance called
 
-	logs        *rate.Limiter // the call's log records; nil: unbounded
+	logs        *rate.Limiter // the call's log records, made at its first
 	droppedLogs int           // records dropped past logs
+}
+
+// mayLog tells whether the call may write one more log record under
+// Options.LogRate and LogBurst; its limiter is made at the first record,
+// so a call that logs nothing costs nothing. Calls outside a module's
+// handler calls (the manifest, a pre-initialisation) are unbounded.
+func (c *call) mayLog(o Options) bool {
+	if c.module == nil || o.LogRate <= 0 {
+		return true
+	}
+	if c.logs == nil {
+		c.logs = rate.NewLimiter(rate.Limit(o.LogRate), o.LogBurst)
+	}
+	return c.logs.Allow()
 }
 
 type callKey struct{}

@@ -102,15 +102,15 @@ func safeCall(ctx context.Context, c *call, name string, fn hostFunc, in []byte)
 }
 
 func (r *Runtime) hostLog(ctx context.Context, c *call, in []byte) any {
-	var rec abi.LogRecord
-	if err := json.Unmarshal(in, &rec); err != nil {
-		rec = abi.LogRecord{Level: abi.LogWarn, Message: "the guest sent a log record that is not JSON: " + err.Error()}
-	}
-	if c.logs != nil && !c.logs.Allow() {
+	if !c.mayLog(r.opts) {
 		if c.droppedLogs++; c.droppedLogs == 1 {
 			r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "the guest logs faster than wasm.logRate and wasm.logBurst allow; its records are dropped until it slows down", c.logAttrs()...)
 		}
 		return nil
+	}
+	var rec abi.LogRecord
+	if err := json.Unmarshal(in, &rec); err != nil {
+		rec = abi.LogRecord{Level: abi.LogWarn, Message: "the guest sent a log record that is not JSON: " + err.Error()}
 	}
 	attrs := c.logAttrs()
 	keys := make([]string, 0, len(rec.Fields))

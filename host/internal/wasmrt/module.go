@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
@@ -152,9 +150,6 @@ func (m *Module) invokeFor(ctx context.Context, inst *instance, fn string, input
 		host = NoHost{}
 	}
 	c := &call{module: m, req: req, host: host, kernel: inst.kernel, memory: inst.mod.Memory()}
-	if o := m.rt.opts; o.LogRate > 0 {
-		c.logs = rate.NewLimiter(rate.Limit(o.LogRate), o.LogBurst)
-	}
 	if req != nil {
 		c.handler = req.Handler
 	}
