@@ -75,9 +75,61 @@ func (mb misbehaviour) runtimeFor(short, patient *Runtime) *Runtime {
 	return patient
 }
 
+// misbehavingPair loads wasm as name twice: under the short limits, for
+// the rows that must time out, and under patient ones, for the others.
+func misbehavingPair(t *testing.T, name string, wasm []byte, patientOpts Options) (short, slow *Module) {
+	t.Helper()
+	mods := make([]*Module, 2)
+	for i, opts := range []Options{limits, patientOpts} {
+		m, err := newRuntime(t, opts).Load(t.Context(), name, wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods[i] = m
+	}
+	return mods[0], mods[1]
+}
+
+// checkMisbehaviour calls the row's handler on the module for its kind and
+// checks the failure it ends with, that the instance was discarded when it
+// may be broken, and that the module serves "ok" afterwards.
+func checkMisbehaviour(t *testing.T, short, slow *Module, tt misbehaviour) {
+	t.Helper()
+	m := short
+	if tt.kind != KindTimeout {
+		m = slow
+	}
+	before := m.Stats()
+	req := request(tt.handler, 100)
+	req.Param = json.RawMessage(tt.param)
+	start := time.Now()
+	resp, err := m.Handle(t.Context(), req, nil)
+	elapsed := time.Since(start)
+	var cerr *CallError
+	if !errors.As(err, &cerr) {
+		out, _ := json.Marshal(resp)
+		t.Fatalf("got %s, %v after %v; want a *CallError", out, err, elapsed.Round(time.Millisecond))
+	}
+	if cerr.Kind != tt.kind || cerr.Code != tt.code || cerr.Module != m.manifest.Module.Name || cerr.Handler != tt.handler {
+		t.Errorf("error = %v (kind %s, code %d), want kind %s code %d", cerr, cerr.Kind, cerr.Code, tt.kind, tt.code)
+	}
+	if !strings.Contains(cerr.Detail, tt.detail) || strings.Contains(cerr.Error(), "\n") {
+		t.Errorf("detail %q lacks %q, or message %q has several lines", cerr.Detail, tt.detail, cerr.Error())
+	}
+	if elapsed > longAfter {
+		t.Errorf("took %v", elapsed)
+	}
+	if discarded := m.Stats().Discarded - before.Discarded; discarded != boolToUint(tt.kind.discards()) {
+		t.Errorf("discarded %d instances, want %v", discarded, tt.kind.discards())
+	}
+	if ok, err := m.Handle(t.Context(), request("ok", 100), nil); err != nil || ok.Outcome.Status != abi.OutcomeSuccess {
+		t.Errorf("the module does not recover: %+v, %v", ok, err)
+	}
+	t.Logf("%s: %v in %v", tt.handler, cerr, elapsed.Round(time.Millisecond))
+}
+
 func TestHandleMisbehaving(t *testing.T) {
-	short, slow := newRuntime(t, limits), newRuntime(t, patient)
-	modules := map[*Runtime]*Module{short: load(t, short, "misbehave"), slow: load(t, slow, "misbehave")}
+	short, slow := misbehavingPair(t, "misbehave", guest(t, "misbehave"), patient)
 	tests := []misbehaviour{
 		{handler: "loop", kind: KindTimeout},
 		{handler: "sleep", kind: KindTimeout},
@@ -90,39 +142,9 @@ func TestHandleMisbehaving(t *testing.T) {
 		{handler: "huge", param: `{"bytes": 200000}`, kind: KindOutputTooLarge},
 	}
 	for _, tt := range tests {
-		t.Run(tt.handler, func(t *testing.T) {
-			m := modules[tt.runtimeFor(short, slow)]
-			before := m.Stats()
-			req := request(tt.handler, 100)
-			req.Param = json.RawMessage(tt.param)
-			start := time.Now()
-			resp, err := m.Handle(t.Context(), req, nil)
-			elapsed := time.Since(start)
-			var cerr *CallError
-			if !errors.As(err, &cerr) {
-				t.Fatalf("got %+v, %v; want a *CallError", resp, err)
-			}
-			if cerr.Kind != tt.kind || cerr.Code != tt.code || cerr.Module != "misbehave" || cerr.Handler != tt.handler {
-				t.Errorf("error = %v (kind %s, code %d), want kind %s code %d", cerr, cerr.Kind, cerr.Code, tt.kind, tt.code)
-			}
-			if !strings.Contains(cerr.Detail, tt.detail) || strings.Contains(cerr.Error(), "\n") {
-				t.Errorf("detail %q lacks %q, or message %q has several lines", cerr.Detail, tt.detail, cerr.Error())
-			}
-			if elapsed > longAfter {
-				t.Errorf("took %v", elapsed)
-			}
-			after := m.Stats()
-			if discarded := after.Discarded - before.Discarded; discarded != boolToUint(tt.kind.discards()) {
-				t.Errorf("discarded %d instances, want %v", discarded, tt.kind.discards())
-			}
-			// The module keeps serving, on a fresh instance if needed.
-			if _, err := m.Handle(t.Context(), request("ok", 100), nil); err != nil {
-				t.Errorf("the module does not recover: %v", err)
-			}
-			t.Logf("%s: %v in %v", tt.handler, cerr, elapsed.Round(time.Millisecond))
-		})
+		t.Run(tt.handler, func(t *testing.T) { checkMisbehaviour(t, short, slow, tt) })
 	}
-	napWorks(t, modules[short])
+	napWorks(t, short)
 }
 
 // napWorks checks that a short sleep inside a handler keeps working: the
