@@ -61,6 +61,10 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		o.queue.AddAfter(key, wait)
 		return
 	}
+	if m := o.mem.get(key); len(m.unsent) > 0 {
+		o.resend(ctx, s.res, key, obj, m.unsent, m.unsentReleases)
+		return
+	}
 	events := o.mem.drainEvents(key)
 	out, err := o.cycle(ctx, s.res, key, obj, events)
 	reportCycle(ctx, key.resource, out, err, time.Since(now))
@@ -91,6 +95,40 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	} else if out.again {
 		o.queue.Add(key)
 	}
+}
+
+// resend sends the writes that a cycle kept when they failed (see
+// memory.unsent) and processes the object again once the watch has seen
+// them. A transient failure keeps them and throttles the object; any other
+// failure (a conflict with a change made meanwhile, a refusal) drops them,
+// and the object is processed afresh: its handlers run again, as in Kopf.
+func (o *Operator) resend(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured, reqs []persistence.Request, releases bool) {
+	subj := execution.NewSubject(res.ResourceRef, res.Status, obj)
+	last, err := o.exec.Send(context.WithoutCancel(ctx), subj, reqs)
+	unsent := (*execution.Unsent)(nil)
+	switch {
+	case errors.Is(err, execution.ErrGone):
+		o.mem.with(key, func(m *memory) { m.unsent = nil })
+		return
+	case errors.As(err, &unsent):
+		o.mem.with(key, func(m *memory) { m.unsent = unsent.Requests })
+		o.throttle(key, obj, err)
+		return
+	case err != nil:
+		o.log.Warn(fmt.Sprintf("The outcome kept from a failed write could not be written (%v); processing the object afresh.", err), execution.ObjectAttrs(obj)...)
+	}
+	if o.limiter.NumRequeues(key) > 0 && err == nil {
+		o.log.Info("Throttling is over. Switching back to normal operations.", execution.ObjectAttrs(obj)...)
+		metrics.Unthrottled(key.resource)
+		o.queue.Forget(key)
+	}
+	o.mem.with(key, func(m *memory) {
+		m.unsent = nil
+		if last != nil {
+			m.pending, m.since, m.released = last.ResourceVersion, time.Now(), releases
+		}
+	})
+	o.queue.Add(key)
 }
 
 // goneAttrs name an object that is gone: as its last watch event saw it,
@@ -160,6 +198,9 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	ctx = context.WithoutCancel(ctx)
 	inStatus := storage == o.storage && c.storesDiffBaseInStatus()
 	last, err := o.exec.Apply(ctx, subj, c.patch)
+	if unsent := (*execution.Unsent)(nil); errors.As(err, &unsent) {
+		o.mem.with(key, func(m *memory) { m.unsent, m.unsentReleases = unsent.Requests, c.released })
+	}
 	if err != nil {
 		return outcome{}, err
 	}

@@ -227,6 +227,9 @@ func hasMessage(t *testing.T, c *cluster, ns, name, id, want string) func() erro
 type logRecorder struct {
 	mu      sync.Mutex
 	records []string // "name: message"
+	// seen, if set, is told of every record as it is logged (in the
+	// logging goroutine, before the operator goes on).
+	seen func(name, message string)
 }
 
 func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
@@ -248,7 +251,11 @@ func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	})
 	r.mu.Lock()
 	r.records = append(r.records, name+": "+rec.Message)
+	seen := r.seen
 	r.mu.Unlock()
+	if seen != nil {
+		seen(name, rec.Message)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,5 +146,60 @@ func reportStorm(t *testing.T, reqs []e2etest.Request, end time.Time, retryAfter
 	t.Logf("requests during the storm: %s", strings.Join(parts, ", "))
 	if len(early) > 0 {
 		t.Errorf("%d requests came sooner than the Retry-After (%s) of the answer before: %s", len(early), retryAfter, strings.Join(early, "; "))
+	}
+}
+
+// TestFailedWriteKeepsOutcome fails every write of one object's outcome
+// from the moment its creation handler has succeeded until the host has
+// given up on the write and throttled the object: once the writes pass
+// again, the host sends the outcome it kept instead of calling the handler
+// a second time (Kopf would call it again; CI5's TestStorm saw a handler
+// run twice for one change this way).
+func TestFailedWriteKeepsOutcome(t *testing.T) {
+	c := startCluster(t)
+	const ns, name = "failed-write", "lost-0"
+	createNamespace(t, c, ns)
+	upstream, err := url.Parse(c.env.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, err := rest.TransportFor(c.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := e2etest.NewFaultProxy(t, upstream, transport)
+	cfg := &rest.Config{Host: proxy.URL(), TLSClientConfig: rest.TLSClientConfig{CAData: proxy.CAData()}}
+	set := testSettings()
+	kc, err := kube.New(cfg, kube.Options{Settings: &set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objectPath := "/" + name
+	storm := e2etest.Storm{Share: 1, Codes: []int{http.StatusInternalServerError}, Match: func(r e2etest.Request) bool {
+		return r.Verb == "patch" && strings.Contains(r.Path, "/namespaces/"+ns+"/") && strings.HasSuffix(strings.TrimSuffix(r.Path, "/status"), objectPath)
+	}}
+	var started, once sync.Once
+	throttled := make(chan struct{})
+	logs := &logRecorder{seen: func(obj, msg string) {
+		switch {
+		case obj != name:
+		case strings.Contains(msg, "Handler 'create_fn' succeeded"):
+			started.Do(func() { proxy.Start(storm) }) // before the cycle writes the outcome
+		case strings.HasPrefix(msg, "Throttling for"):
+			once.Do(func() { close(throttled) })
+		}
+	}}
+	run(t, kc, newLoggedOperator(t, kc, ns, set, slog.New(logs), load(t, newRuntime(t), "reactor", "testguests/reactor")))
+
+	createExample(t, c, ns, name, map[string]any{"field": "a"})
+	select {
+	case <-throttled:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("the object was never throttled after its write failed; its records:\n%s", strings.Join(logs.about(name, ""), "\n"))
+	}
+	proxy.Stop()
+	e2etest.Eventually(t, 120*time.Second, "the outcome written", hasMessage(t, c, ns, name, "create_fn", "created"))
+	if n := len(logs.about(name, "Handler 'create_fn' succeeded")); n != 1 {
+		t.Errorf("create_fn succeeded %d times, want once; its records:\n%s", n, strings.Join(logs.about(name, ""), "\n"))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 )
 
 // objectKey names one object of one resource; it is the work queue's key.
@@ -39,6 +40,12 @@ type memory struct {
 	// strictly newer version (the object held by another finalizer) or its
 	// deletion counts as caught up (Kopf's "~which~never~arrives").
 	released bool
+	// unsent are the writes of a cycle whose handlers ran but whose write
+	// failed for a transient reason (execution.Unsent): sent before the
+	// object is processed again, so that the handlers do not run twice;
+	// unsentReleases says they release the object (see released).
+	unsent         []persistence.Request
+	unsentReleases bool
 	// events waiting for the object's event handlers.
 	events []kube.Event
 	// essence is the essence of the last state seen, encoded, for objects
