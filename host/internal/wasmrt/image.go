@@ -11,8 +11,8 @@ import (
 // memoryImage is the initial memory of a pre-initialised module (a Python
 // module's snapshot: the interpreter with the author's handlers
 // registered), which instrument.SplitData took out of its data segments.
-// It lives in an unlinked file of the memory's maximum size (sparse past
-// the image), and every instance maps that file copy-on-write as its
+// It lives in an anonymous file (imageFile) of the memory's maximum size
+// (sparse past the image), and every instance maps that file copy-on-write as its
 // linear memory: instantiation copies nothing, instances share the pages
 // they only read (through the page cache), and a page costs an instance
 // memory of its own only once it writes it. wazero would otherwise keep
@@ -28,11 +28,10 @@ func newMemoryImage(image []byte, maxBytes uint64) (*memoryImage, error) {
 	if uint64(len(image)) > maxBytes {
 		return nil, fmt.Errorf("the module's initial memory (%d bytes) is above the memory limit (%d bytes)", len(image), maxBytes)
 	}
-	f, err := os.CreateTemp("", "kopf-wasm-memory-*")
+	f, err := imageFile()
 	if err != nil {
 		return nil, fmt.Errorf("a file for the module's initial memory: %w", err)
 	}
-	_ = os.Remove(f.Name()) // the open file keeps it until it is closed
 	if _, err = f.Write(image); err == nil {
 		err = f.Truncate(int64(maxBytes))
 	}
