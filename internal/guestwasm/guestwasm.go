@@ -75,6 +75,22 @@ func Bytes(tb testing.TB, lang, name string) []byte {
 	return b
 }
 
+// Build builds the guest in dir (a folder of the language's sources, such
+// as a copy of an example that a test changed) into a module in a
+// temporary folder of the test, and returns its path.
+func Build(tb testing.TB, lang, dir string) string {
+	tb.Helper()
+	root, err := wasmtest.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := filepath.Join(tb.TempDir(), filepath.Base(dir)+".wasm")
+	if err := build(root, lang, dir, out); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
 func build(root, lang, dir, out string) error {
 	cmd := exec.Command(filepath.Join(root, "hack", "guest-build.sh"), lang, dir, out)
 	cmd.Dir = root

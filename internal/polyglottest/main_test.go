@@ -91,6 +91,13 @@ func operator(t *testing.T, ns, path string) *e2etest.LogBuffer {
 // operatorWith is operator with settings changed by tune (nil: none).
 func operatorWith(t *testing.T, ns, path string, tune func(*settings.Settings)) *e2etest.LogBuffer {
 	t.Helper()
+	return operatorOpts(t, ns, host.Options{Modules: []string{path}}, tune)
+}
+
+// operatorOpts is operatorWith with the host's options opts (its modules
+// and registry; the rest is filled in).
+func operatorOpts(t *testing.T, ns string, opts host.Options, tune func(*settings.Settings)) *e2etest.LogBuffer {
+	t.Helper()
 	create(t, namespaces, "", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	t.Setenv("KOPF_WASM_CACHE", t.TempDir())
 	s := settings.Default()
@@ -102,10 +109,9 @@ func operatorWith(t *testing.T, ns, path string, tune func(*settings.Settings)) 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- host.Run(ctx, host.Options{
-			Modules: []string{path}, Kubeconfig: env.Kubeconfig, Namespaces: []string{ns},
-			Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		})
+		opts.Kubeconfig, opts.Namespaces = env.Kubeconfig, []string{ns}
+		opts.Settings, opts.Logger = &s, slog.New(slog.NewTextHandler(logs, nil))
+		done <- host.Run(ctx, opts)
 	}()
 	t.Cleanup(func() {
 		cancel()
