@@ -265,11 +265,15 @@ def outcome(exc, handler, id):
 
 def encode_result(value, kind):
     """A handler's return value as JSON for Response.result (None: none).
-    Index results with non-string keys (tuples, None) get the host's keys."""
+    Index results with non-string keys (tuples, None) get the host's keys,
+    and sets in their values the JSON form the Index turns back into sets."""
     if value is None:
         return None
-    if kind == "index" and isinstance(value, dict):
-        value = {_structs.index_key(k): v for k, v in value.items()}
+    if kind == "index":
+        if isinstance(value, dict):
+            value = {_structs.index_key(k): _structs.index_value(v) for k, v in value.items()}
+        else:
+            value = _structs.index_value(value)
     return plain(value)
 
 

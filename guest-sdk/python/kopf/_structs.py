@@ -446,6 +446,44 @@ def _key_of(text: str):
     return text
 
 
+#: The JSON form of a set in an index value: ["kopf:set", item, ...]. Index
+#: values travel to the host and back as JSON, which has no sets, and
+#: Kopf's recipes (indices of indices) keep sets in indexes. An array, not
+#: an object: the host reads an object result as {key: value}, and a set
+#: returned alone is one value under the null key.
+SET_TAG = "kopf:set"
+
+
+def index_value(value):
+    """An index value as the host keeps it: sets and frozensets, at any
+    depth, as ["kopf:set", items...] (see _unset), the rest as it is."""
+    if isinstance(value, (set, frozenset)):
+        return [SET_TAG] + [index_value(v) for v in value]
+    if isinstance(value, collections.abc.Mapping):
+        return {k: index_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [index_value(v) for v in value]
+    return value
+
+
+def _unset(value):
+    """An index value as its handler returned it: the sets index_value
+    tagged are sets again, their items hashable (lists as tuples)."""
+    if isinstance(value, dict):
+        return {k: _unset(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and value[0] == SET_TAG:
+            return {_hashable(_unset(v)) for v in value[1:]}
+        return [_unset(v) for v in value]
+    return value
+
+
+def _hashable(value):
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
 class Store(collections.abc.Collection):
     """The values indexed under one key (Kopf's kopf.Store): unordered,
     duplicates kept."""
@@ -473,6 +511,9 @@ def _wrap_indexed(value):
     if isinstance(value, dict) and isinstance(value.get("metadata"), dict) and \
             ("kind" in value or "apiVersion" in value):
         return Body(value)
+    value = _unset(value)
+    if isinstance(value, set):
+        return value
     return _wrap(value)
 
 
