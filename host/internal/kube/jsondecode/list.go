@@ -1,53 +1,31 @@
-package kube
+package jsondecode
 
-// The informers' list decoder: a LIST response (up to the whole resource
-// at once when the API server serves it from its watch cache, where it
-// ignores the page size: one ~53 MB response at 50,000 bench objects)
-// read one item at a time, each parsed once with parseJSON and without its
-// managedFields unless settings.Kube.KeepManagedFields, into the
-// *unstructured.UnstructuredList that the dynamic client builds.
-// client-go's decoder holds the whole body and decodes it twice over (the
-// items as raw messages, then everything into a map) before the informer
-// strips anything.
+// The informers' list decoder (kube's listJSON sends the request): a LIST
+// response (up to the whole resource at once when the API server serves it
+// from its watch cache, where it ignores the page size: one ~53 MB
+// response at 50,000 bench objects) read one item at a time, each parsed
+// once with parseJSON and without its managedFields unless
+// settings.Kube.KeepManagedFields, into the *unstructured.UnstructuredList
+// that the dynamic client builds. client-go's decoder holds the whole body
+// and decodes it twice over (the items as raw messages, then everything
+// into a map) before the informer strips anything.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 )
 
-// listJSON lists one resource in one namespace ("" for all) with the
-// request the dynamic client's List sends, and decodes the response
-// with decodeList. Errors are client-go's, as the dynamic client returns
-// them (the informer's reflector classifies them).
-func (c *Client) listJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string,
-	opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	if msgs := rest.IsValidPathSegmentName(namespace); len(msgs) != 0 {
-		return nil, fmt.Errorf("invalid namespace %q: %v", namespace, msgs)
-	}
-	body, err := c.raw.Get().AbsPath(objectPath(gvr, namespace, "", "")...).
-		SpecificallyVersionedParams(&opts, watchParams, metaV1).
-		SetHeader("Accept", "application/json").
-		Stream(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer body.Close()
-	return decodeList(body, !c.kube.KeepManagedFields)
-}
-
-// decodeList reads a JSON list from body, one item at a time, into an
-// UnstructuredList; without the items' metadata.managedFields when
-// dropManaged is set. Items without apiVersion and kind get the list's
-// (its kind without "List"), as client-go's decoder does.
-func decodeList(body io.ReadCloser, dropManaged bool) (*unstructured.UnstructuredList, error) {
+// DecodeList reads a JSON list from body, one item at a time, into the
+// UnstructuredList that client-go's unstructured.UnstructuredJSONScheme
+// would build from the whole body; without the items'
+// metadata.managedFields when dropManaged is set. Items without apiVersion
+// and kind get the list's (its kind without "List"), as client-go's
+// decoder does. It does not close body.
+func DecodeList(body io.Reader, dropManaged bool) (*unstructured.UnstructuredList, error) {
 	d := listDecoder{streamBuffer: newStreamBuffer(body), strings: newStringCache(), item: pathPlain}
 	if dropManaged {
 		d.item = pathResource
