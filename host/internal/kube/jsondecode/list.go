@@ -24,7 +24,8 @@ import (
 // would build from the whole body; without the items'
 // metadata.managedFields when dropManaged is set. Items without apiVersion
 // and kind get the list's (its kind without "List"), as client-go's
-// decoder does. It does not close body.
+// decoder does; a body without a kind is an error, as there. It does not
+// close body.
 func DecodeList(body io.Reader, dropManaged bool) (*unstructured.UnstructuredList, error) {
 	d := listDecoder{streamBuffer: newStreamBuffer(body), strings: newStringCache(), item: pathPlain}
 	if dropManaged {
@@ -33,6 +34,9 @@ func DecodeList(body io.Reader, dropManaged bool) (*unstructured.UnstructuredLis
 	list, err := d.list()
 	if err != nil {
 		return nil, fmt.Errorf("unable to decode list: %w", err)
+	}
+	if list.GetKind() == "" {
+		return nil, errors.New("unable to decode list: Object 'Kind' is missing") // as client-go's decoder
 	}
 	itemKind, itemVersion := strings.TrimSuffix(list.GetKind(), "List"), list.GetAPIVersion()
 	for i := range list.Items {
@@ -54,7 +58,7 @@ type listDecoder struct {
 // list reads the list object: its members other than "items" are parsed
 // whole, its items one by one.
 func (d *listDecoder) list() (*unstructured.UnstructuredList, error) {
-	list := &unstructured.UnstructuredList{Object: map[string]any{}, Items: []unstructured.Unstructured{}}
+	list := &unstructured.UnstructuredList{Object: map[string]any{}} // Items nil without "items", as client-go's
 	if _, err := d.take("{"); err != nil {
 		return nil, err
 	}
@@ -131,11 +135,11 @@ func (d *listDecoder) items(list *unstructured.UnstructuredList) error {
 		if v, err := parseJSONCached(raw, d.strings); err != nil || v != nil {
 			return errors.Join(err, errors.New("items is not a JSON array"))
 		}
-		list.Items = list.Items[:0]
+		list.Items = []unstructured.Unstructured{}
 		return nil
 	}
 	d.r++
-	list.Items = list.Items[:0] // the last "items" counts, as the last of duplicate keys does
+	list.Items = []unstructured.Unstructured{} // the last "items" counts, as the last of duplicate keys does
 	if c, err := d.peek(); err != nil || c == ']' {
 		d.r++
 		return err

@@ -8,16 +8,24 @@ package jsondecode
 // (15-18 % of the host's CPU in the kopfexamples benchmark).
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	restclientwatch "k8s.io/client-go/rest/watch"
 )
 
 // metaScheme knows the kinds that the dynamic client decodes into Go
@@ -27,6 +35,20 @@ var metaScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	return s
+}()
+
+// unversionedKinds are the meta/v1 kinds that the scheme makes in any
+// apiVersion (Status, APIVersions, ...), as client-go decodes them.
+var unversionedKinds = func() map[string]bool {
+	kinds := map[string]bool{}
+	for gvk, t := range metaScheme.AllKnownTypes() {
+		if obj, ok := reflect.New(t).Interface().(runtime.Object); ok {
+			if unversioned, _ := metaScheme.IsUnversioned(obj); unversioned {
+				kinds[gvk.Kind] = true
+			}
+		}
+	}
+	return kinds
 }()
 
 // WatchOptions tune a WatchDecoder; the zero value decodes every event
@@ -231,6 +253,9 @@ func decodeEvent(frame []byte, strings *stringCache, dropManaged bool) (watch.Ev
 	if !ok {
 		return "", nil, errors.New("unable to decode watch event: not a JSON object")
 	}
+	if readsAsKind(ev, true) {
+		return decodeLikeClientGo(frame, dropManaged)
+	}
 	typ, _ := ev["type"].(string)
 	switch watch.EventType(typ) {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Error, watch.Bookmark:
@@ -241,11 +266,14 @@ func decodeEvent(frame []byte, strings *stringCache, dropManaged bool) (watch.Ev
 	if !ok {
 		return "", nil, fmt.Errorf("unable to decode %s watch event: its object is not a JSON object", typ)
 	}
+	if readsAsKind(obj, false) {
+		return decodeLikeClientGo(frame, dropManaged)
+	}
 	gvk, err := objectKind(obj)
 	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode %s watch event: %w", typ, err)
 	}
-	if metaScheme.Recognizes(gvk) {
+	if metaScheme.Recognizes(gvk) || unversionedKinds[gvk.Kind] {
 		typed, err := decodeTyped(frame, gvk)
 		if err != nil {
 			return "", nil, fmt.Errorf("unable to decode %s watch event: %w", typ, err)
@@ -292,4 +320,43 @@ func decodeTyped(frame []byte, gvk schema.GroupVersionKind) (runtime.Object, err
 		return nil, fmt.Errorf("decode %s: %w", gvk.Kind, err)
 	}
 	return obj, nil
+}
+
+// readsAsKind reports whether a key of m is one that client-go's
+// meta-factory (json.DefaultMetaFactory, which reads apiVersion and kind
+// with encoding/json, whose keys match regardless of case) reads as
+// apiVersion or kind, other than the exact "apiVersion" and "kind" that
+// objectKind reads (exact ones too when exact is set: the envelope's
+// apiVersion and kind decide whether client-go reads it as a WatchEvent).
+// The API server sends no such key; an event with one is decoded by
+// client-go's own decoders, so that it decodes as there.
+func readsAsKind(m map[string]any, exact bool) bool {
+	for k := range m {
+		if (exact || (k != "kind" && k != "apiVersion")) &&
+			(strings.EqualFold(k, "kind") || strings.EqualFold(k, "apiVersion")) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientGoWatch holds the dynamic client's watch decoders (its negotiated
+// serializer's stream serializer, framer and object decoder).
+var clientGoWatch = sync.OnceValues(func() (*runtime.StreamSerializerInfo, runtime.Decoder) {
+	neg := dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer
+	info, _ := runtime.SerializerInfoForMediaType(neg.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	return info.StreamSerializer, neg.DecoderToVersion(info.Serializer, schema.GroupVersion{})
+})
+
+// decodeLikeClientGo decodes one event (a whole JSON document) with the
+// dynamic client's watch decoders, as rest.Request.Watch does; without the
+// object's metadata.managedFields when dropManaged is set.
+func decodeLikeClientGo(frame []byte, dropManaged bool) (watch.EventType, runtime.Object, error) {
+	stream, objects := clientGoWatch()
+	frames := stream.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(frame)))
+	typ, obj, err := restclientwatch.NewDecoder(streaming.NewDecoder(frames, stream.Serializer), objects).Decode()
+	if u, ok := obj.(*unstructured.Unstructured); ok && dropManaged {
+		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	}
+	return typ, obj, err
 }
