@@ -84,7 +84,7 @@ var docEscaper = strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;")
 
 // markdown renders docs/settings.md.
 func markdown() (string, error) {
-	comments, err := fieldComments("settings.go")
+	comments, err := fieldComments(".")
 	if err != nil {
 		return "", err
 	}
@@ -95,13 +95,15 @@ func markdown() (string, error) {
 	for i := range top.NumField() {
 		gf := top.Field(i)
 		group := JSONName(gf)
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", group, comments["Settings."+gf.Name])
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", group, oneLine(comments["Settings."+gf.Name]))
 		b.WriteString("| Key | Default | Meaning |\n|---|---|---|\n")
 		gt := gf.Type
-		for j := range gt.NumField() {
-			f := gt.Field(j)
+		for _, f := range reflect.VisibleFields(gt) {
+			if f.Anonymous {
+				continue // its fields follow, as the group's own
+			}
 			key := group + "." + JSONName(f)
-			doc := comments[gt.Name()+"."+f.Name]
+			doc := fieldDoc(comments, gt, f)
 			if doc == "" {
 				return "", fmt.Errorf("%s (%s.%s) has no doc comment", key, gt.Name(), f.Name)
 			}
@@ -110,7 +112,7 @@ func markdown() (string, error) {
 			}
 			value, ok := docDefaults[key]
 			if !ok {
-				value = "`" + formatValue(def.Field(i).Field(j)) + "`"
+				value = "`" + formatValue(def.Field(i).FieldByIndex(f.Index)) + "`"
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", key, value, docEscaper.Replace(doc))
 		}
@@ -118,31 +120,67 @@ func markdown() (string, error) {
 	return b.String(), nil
 }
 
-// fieldComments returns the doc comment of every field of the file's
-// struct types, as one line, by "Type.Field".
-func fieldComments(file string) (map[string]string, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
+// fieldDoc is the doc comment of a group's field, as one line. A field of
+// an embedded type (a group's [Lease]) is documented for the group by the
+// paragraph of the embedded field's comment that starts with its name,
+// else by its own comment.
+func fieldDoc(comments map[string]string, group reflect.Type, f reflect.StructField) string {
+	if len(f.Index) == 1 {
+		return oneLine(comments[group.Name()+"."+f.Name])
+	}
+	embedded := group.FieldByIndex(f.Index[:len(f.Index)-1])
+	for _, para := range strings.Split(comments[group.Name()+"."+embedded.Name], "\n\n") {
+		if strings.HasPrefix(para, f.Name+" ") || strings.HasPrefix(para, f.Name+":") {
+			return oneLine(para)
+		}
+	}
+	return oneLine(comments[embedded.Type.Name()+"."+f.Name])
+}
+
+// oneLine joins a comment's lines and paragraphs.
+func oneLine(text string) string { return strings.Join(strings.Fields(text), " ") }
+
+// fieldComments returns the doc comment of every field of the struct types
+// in dir's Go files (tests aside), by "Type.Field"; an embedded field is
+// named by its type.
+func fieldComments(dir string) (map[string]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
+	fset := token.NewFileSet()
 	out := map[string]string{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		ts, ok := n.(*ast.TypeSpec)
-		if !ok {
-			return true
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
 		}
-		st, ok := ts.Type.(*ast.StructType)
-		if !ok {
-			return false
+		f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
 		}
-		for _, field := range st.Fields.List {
-			for _, name := range field.Names {
-				out[ts.Name.Name+"."+name.Name] = strings.Join(strings.Fields(field.Doc.Text()), " ")
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
 			}
-		}
-		return false
-	})
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return false
+			}
+			for _, field := range st.Fields.List {
+				names := field.Names
+				if len(names) == 0 { // embedded: named by its type
+					if id, ok := field.Type.(*ast.Ident); ok {
+						names = []*ast.Ident{id}
+					}
+				}
+				for _, name := range names {
+					out[ts.Name.Name+"."+name.Name] = field.Doc.Text()
+				}
+			}
+			return false
+		})
+	}
 	return out, nil
 }
 

@@ -79,10 +79,12 @@ func Load(r io.Reader, base Settings) (Settings, error) {
 	return s, nil
 }
 
+// durationExamples is what an error about a duration shows.
+const durationExamples = `a duration such as "30s", "1m30s" or "100ms"`
+
 var (
-	durationType     = reflect.TypeFor[time.Duration]()
-	textUnmarshaler  = reflect.TypeFor[encoding.TextUnmarshaler]()
-	durationExamples = `a duration such as "30s", "1m30s" or "100ms"`
+	durationType    = reflect.TypeFor[time.Duration]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
 // decode sets v, whose key is key, from raw (a value decoded from JSON with
@@ -179,7 +181,8 @@ func decode(v reflect.Value, key string, raw any) error {
 }
 
 // decodeGroup sets the fields of a struct from a mapping, by their JSON
-// names; unknown keys are errors.
+// names; unknown keys are errors. The fields of an embedded struct (a
+// group's [Lease]) are the group's own, as in encoding/json.
 func decodeGroup(v reflect.Value, key string, raw any) error {
 	if raw == nil {
 		return nil // "group:" with nothing under it
@@ -188,11 +191,11 @@ func decodeGroup(v reflect.Value, key string, raw any) error {
 	if !ok {
 		return &Error{Key: key, Problem: "want a mapping of settings, got " + describe(raw)}
 	}
-	fields := map[string]int{}
+	fields := map[string][]int{}
 	var names []string
-	for i := range v.NumField() {
-		if name := JSONName(v.Type().Field(i)); name != "" {
-			fields[name] = i
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if name := JSONName(f); name != "" && !f.Anonymous {
+			fields[name] = f.Index
 			names = append(names, name)
 		}
 	}
@@ -214,7 +217,7 @@ func decodeGroup(v reflect.Value, key string, raw any) error {
 			}
 			return &Error{Key: sub, Problem: fmt.Sprintf("unknown %s (known: %s)", what, strings.Join(names, ", "))}
 		}
-		if err := decode(v.Field(i), sub, m[k]); err != nil {
+		if err := decode(v.FieldByIndex(i), sub, m[k]); err != nil {
 			return err
 		}
 	}

@@ -61,6 +61,10 @@ func TestEveryFieldHasAName(t *testing.T) {
 func walk(t reflect.Type, prefix string, leaf func(key string, f reflect.StructField), untagged func(reflect.StructField)) {
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			walk(f.Type, prefix, leaf, untagged) // a shared type's fields are its group's
+			continue
+		}
 		name := JSONName(f)
 		if name == "" {
 			untagged(f)

@@ -88,14 +88,18 @@ type settingsField struct {
 	key    string // its key in a config file
 }
 
-// settingsFields lists the leaf fields of settings.Settings.
+// settingsFields lists the leaf fields of settings.Settings; the fields
+// of a type a group embeds (settings.Lease) are the group's, read through
+// it (s.Sharding.LeaseDuration).
 func settingsFields() []settingsField {
 	var out []settingsField
 	top := reflect.TypeFor[settings.Settings]()
 	for i := range top.NumField() {
 		g := top.Field(i)
-		for j := range g.Type.NumField() {
-			f := g.Type.Field(j)
+		for _, f := range reflect.VisibleFields(g.Type) {
+			if f.Anonymous {
+				continue
+			}
 			out = append(out, settingsField{
 				goName: g.Type.Name() + "." + f.Name,
 				key:    settings.JSONName(g) + "." + settings.JSONName(f),

@@ -26,15 +26,14 @@
 //     [Handler] with every change and whether the object came from the
 //     initial listing. The initial listing is streamed (watchlist.go: a
 //     watch with sendInitialEvents, settings.Watching.WatchList) when the
-//     API server allows, else listed (listdecode.go). The watch streams
-//     and lists are decoded by the package's own one-pass decoders
-//     (watchdecode.go, listdecode.go, jsonvalue.go), one object at a
+//     API server allows, else listed (list.go). The watch streams and
+//     lists are decoded by the one-pass decoders of package jsondecode
+//     (watchdecode.go and list.go send the requests), one object at a
 //     time, into the objects the dynamic client would build, without
-//     metadata.managedFields unless settings.Kube.KeepManagedFields
-//     (managedfields.go); an event over settings.Watching's
-//     maxEventBytes or maxEventDepth is skipped without being kept, logged
-//     and reported with a Warning Event on its object, and the stream goes
-//     on (watchskip.go). When the scope is given by globs it follows
+//     metadata.managedFields unless settings.Kube.KeepManagedFields; an
+//     event over settings.Watching's maxEventBytes or maxEventDepth is
+//     skipped without being kept, logged and reported with a Warning Event
+//     on its object, and the stream goes on (watchskip.go). When the scope is given by globs it follows
 //     namespaces as they come and go. The informers' stores are the watch
 //     cache: [Watch.Get] and [Watch.List] read from it, and so do guest reads
 //     of a watched resource.

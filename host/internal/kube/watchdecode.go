@@ -1,15 +1,13 @@
 package kube
 
-// The informers' watch decoder: it reads the API server's JSON watch stream
-// and parses each event once with parseJSON (jsonvalue.go) into the
-// *unstructured.Unstructured that client-go's dynamic client would have
-// built, instead of client-go's framer, envelope and object decoders, which
-// read every event several times (15-18 % of the host's CPU in the
-// kopfexamples benchmark).
+// The informers' watch requests: the dynamic client's WATCH request, its
+// stream decoded by jsondecode.WatchDecoder (each event read once, where
+// client-go's framer, envelope and object decoders read it several times),
+// with an inactivity timer and hooks for the stream's end, its skipped
+// events and its ERROR events.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,21 +15,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube/jsondecode"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 )
 
-// watchScheme knows the kinds that the dynamic client decodes into Go
-// types rather than unstructured objects (the meta/v1 kinds with apiVersion
-// "v1", notably Status, which ERROR events carry); it also encodes the
-// watch's query parameters as the dynamic client does.
+// watchScheme knows the meta/v1 kinds, with which it encodes the list and
+// watch requests' query parameters as the dynamic client does.
 var watchScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	metav1.AddToGroupVersion(s, metaV1)
@@ -83,12 +78,12 @@ func (c *Client) watchJSON(ctx context.Context, gvr schema.GroupVersionResource,
 		return nil, err // as it is, like client-go's: the reflector classifies it
 	}
 	c.stalls.resume(ws)
-	hooks.maxBytes, hooks.maxDepth = c.watching.MaxEventBytes, c.watching.MaxEventDepth
-	hooks.dropManagedFields = !c.kube.KeepManagedFields
-	if hooks.maxDepth <= 0 || hooks.maxDepth > maxJSONDepth {
-		hooks.maxDepth = maxJSONDepth // the parser's own limit, which would end the stream
+	hooks.decode.MaxBytes, hooks.decode.MaxDepth = c.watching.MaxEventBytes, c.watching.MaxEventDepth
+	hooks.decode.DropManagedFields = !c.kube.KeepManagedFields
+	if hooks.decode.MaxDepth <= 0 {
+		hooks.decode.MaxDepth = jsondecode.MaxDepthLimit // the parser's own limit, which would end the stream
 	}
-	hooks.onSkipped = func(ev SkippedEvent) { c.reportSkipped(ctx, ws, ev) }
+	hooks.decode.OnSkipped = func(ev jsondecode.SkippedEvent) { c.reportSkipped(ctx, ws, ev) }
 	end := hooks.onEnd
 	hooks.onEnd = func() {
 		cancel()
@@ -111,18 +106,13 @@ type streamHooks struct {
 	onInactive func()
 	// onEnd, if set, is called once when the stream ends, however it ends.
 	onEnd func()
-	// maxBytes and maxDepth, when above zero, cap one event's length and
-	// nesting (watchskip.go); an event over a cap is skipped and passed to
-	// onSkipped, if set, and the stream goes on.
-	maxBytes, maxDepth int
-	onSkipped          func(SkippedEvent)
 	// onError, if set, is called with the Status of every ERROR event
 	// before the informer sees it (a 410 Gone there makes the informer
 	// list again without reporting it to the watch error handler).
 	onError func(*metav1.Status)
-	// dropManagedFields parses the events' objects without their
-	// metadata.managedFields (managedfields.go).
-	dropManagedFields bool
+	// decode caps the events and drops their managedFields (its OnEvent
+	// is the decoder's own).
+	decode jsondecode.WatchOptions
 }
 
 func (h streamHooks) ended() {
@@ -131,12 +121,12 @@ func (h streamHooks) ended() {
 	}
 }
 
-// watchDecoder is a watch.Decoder over a JSON watch stream: JSON documents
-// {"type": ..., "object": ...} one after another (the API server puts a
-// newline after each; the decoder does not rely on it).
+// watchDecoder is a watch.Decoder over a JSON watch stream: a
+// jsondecode.WatchDecoder, with the stream's inactivity timer, its end
+// and its ERROR events reported to hooks.
 type watchDecoder struct {
-	streamBuffer
-	strings *stringCache
+	dec  *jsondecode.WatchDecoder
+	body io.ReadCloser
 
 	hooks    streamHooks
 	idle     *time.Timer // closes body after hooks.inactivity without an event
@@ -144,18 +134,17 @@ type watchDecoder struct {
 	endOnce  sync.Once
 }
 
-// watchBufferSize is the first size of the decoder's buffer; it doubles for
-// larger events.
-const watchBufferSize = 16 << 10
-
 func newWatchDecoder(body io.ReadCloser, hooks streamHooks) *watchDecoder {
-	d := &watchDecoder{streamBuffer: newStreamBuffer(body), strings: newStringCache(), hooks: hooks}
+	d := &watchDecoder{body: body, hooks: hooks}
+	opts := hooks.decode
 	if hooks.inactivity > 0 {
 		d.idle = time.AfterFunc(hooks.inactivity, func() {
 			d.inactive.Store(true)
 			_ = body.Close()
 		})
+		opts.OnEvent = func() { d.idle.Reset(hooks.inactivity) }
 	}
+	d.dec = jsondecode.NewWatchDecoder(body, opts)
 	return d
 }
 
@@ -164,17 +153,8 @@ func newWatchDecoder(body io.ReadCloser, hooks streamHooks) *watchDecoder {
 // a read error is returned as it is (the StreamWatcher sorts them out); a
 // stream ended for inactivity ends with io.EOF.
 func (d *watchDecoder) Decode() (watch.EventType, runtime.Object, error) {
-	frame, skipped, err := d.nextFrame()
-	for err == nil && frame == nil { // skipped: over a cap
-		if d.idle != nil {
-			d.idle.Reset(d.hooks.inactivity)
-		}
-		if gone := skipped.stub(); gone != nil {
-			return watch.Deleted, gone, nil
-		}
-		frame, skipped, err = d.nextFrame()
-	}
-	if err != nil {
+	typ, obj, err := d.dec.Decode()
+	if err != nil && d.dec.Ended() {
 		if d.inactive.Load() {
 			if d.hooks.onInactive != nil {
 				d.hooks.onInactive()
@@ -184,10 +164,6 @@ func (d *watchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		d.end()
 		return "", nil, err
 	}
-	if d.idle != nil {
-		d.idle.Reset(d.hooks.inactivity)
-	}
-	typ, obj, err := decodeEvent(frame, d.strings, d.hooks.dropManagedFields)
 	if st, ok := obj.(*metav1.Status); ok && typ == watch.Error && d.hooks.onError != nil {
 		d.hooks.onError(st)
 	}
@@ -208,186 +184,4 @@ func (d *watchDecoder) end() {
 		}
 		d.hooks.ended()
 	})
-}
-
-// nextFrame returns the bytes of the next JSON document, valid until the
-// next call; or, for a document over a cap, skips it, reports it to
-// hooks.onSkipped and returns what it knows of it instead of bytes.
-func (d *watchDecoder) nextFrame() ([]byte, *SkippedEvent, error) {
-	fs := frameScanner{maxDepth: d.hooks.maxDepth}
-	for {
-		d.r = skipJSONSpace(d.buf, d.r, d.w)
-		if d.r < d.w {
-			if c := d.buf[d.r]; c != '{' && c != '[' {
-				return nil, nil, fmt.Errorf("watch stream: invalid character %q at the start of an event", c)
-			}
-			end, ok := fs.scan(d.buf[d.r:d.w])
-			switch {
-			case fs.tooDeep:
-				return d.skip("depth", d.hooks.maxDepth)
-			case d.hooks.maxBytes > 0 && (end > d.hooks.maxBytes || (!ok && d.w-d.r > d.hooks.maxBytes)):
-				return d.skip("size", d.hooks.maxBytes)
-			case ok:
-				frame := d.buf[d.r : d.r+end]
-				d.r += end
-				return frame, nil, nil
-			}
-		}
-		if err := d.fill(); err != nil {
-			if err == io.EOF && d.r < d.w {
-				return nil, nil, io.ErrUnexpectedEOF
-			}
-			return nil, nil, err
-		}
-	}
-}
-
-// skip reads past the event that starts at d.r, which passed a cap,
-// keeping only what names its object, and reports it.
-func (d *watchDecoder) skip(reason string, limit int) ([]byte, *SkippedEvent, error) {
-	s := skipScanner{ev: SkippedEvent{Reason: reason, Limit: limit}}
-	for {
-		n, done := s.feed(d.buf[d.r:d.w])
-		d.r += n
-		if done {
-			break
-		}
-		if err := d.fill(); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, nil, err
-		}
-	}
-	if d.hooks.onSkipped != nil {
-		d.hooks.onSkipped(s.ev)
-	}
-	return nil, &s.ev, nil
-}
-
-func skipJSONSpace(b []byte, i, end int) int {
-	for i < end && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// frameScanner finds where a JSON array or object ends by counting
-// brackets outside strings. It resumes where it stopped when the data
-// grows; the parser checks the rest of the grammar.
-type frameScanner struct {
-	pos      int // bytes scanned
-	depth    int
-	inString bool
-	escaped  bool
-	maxDepth int  // above zero: stop when the nesting goes deeper
-	tooDeep  bool // it did
-}
-
-// scan goes on scanning b (which starts with the bytes already scanned) and
-// returns the length of the document when it is complete.
-func (s *frameScanner) scan(b []byte) (int, bool) {
-	for ; s.pos < len(b); s.pos++ {
-		c := b[s.pos]
-		switch {
-		case s.escaped:
-			s.escaped = false
-		case s.inString:
-			s.escaped = c == '\\'
-			s.inString = c != '"'
-		case c == '"':
-			s.inString = true
-		case c == '{' || c == '[':
-			if s.depth++; s.maxDepth > 0 && s.depth > s.maxDepth {
-				s.tooDeep = true
-				return 0, false
-			}
-		case c == '}' || c == ']':
-			if s.depth--; s.depth == 0 {
-				s.pos++
-				return s.pos, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// decodeEvent parses one watch event into its type and object: an
-// *unstructured.Unstructured, or the Go type of a meta/v1 kind (the
-// *metav1.Status of an ERROR event), as the dynamic client decodes them;
-// without the object's metadata.managedFields when dropManaged is set.
-func decodeEvent(frame []byte, strings *stringCache, dropManaged bool) (watch.EventType, runtime.Object, error) {
-	path := pathPlain
-	if dropManaged {
-		path = pathEvent
-	}
-	v, err := parseJSONAt(frame, strings, path)
-	if err != nil {
-		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
-	}
-	ev, ok := v.(map[string]any)
-	if !ok {
-		return "", nil, errors.New("unable to decode watch event: not a JSON object")
-	}
-	typ, _ := ev["type"].(string)
-	switch watch.EventType(typ) {
-	case watch.Added, watch.Modified, watch.Deleted, watch.Error, watch.Bookmark:
-	default:
-		return "", nil, fmt.Errorf("got invalid watch event type: %v", ev["type"])
-	}
-	obj, ok := ev["object"].(map[string]any)
-	if !ok {
-		return "", nil, fmt.Errorf("unable to decode %s watch event: its object is not a JSON object", typ)
-	}
-	gvk, err := objectKind(obj)
-	if err != nil {
-		return "", nil, fmt.Errorf("unable to decode %s watch event: %w", typ, err)
-	}
-	if watchScheme.Recognizes(gvk) {
-		typed, err := decodeTyped(frame, gvk)
-		if err != nil {
-			return "", nil, fmt.Errorf("unable to decode %s watch event: %w", typ, err)
-		}
-		return watch.EventType(typ), typed, nil
-	}
-	return watch.EventType(typ), &unstructured.Unstructured{Object: obj}, nil
-}
-
-// objectKind reads an object's apiVersion and kind, which must be there,
-// as client-go requires.
-func objectKind(obj map[string]any) (schema.GroupVersionKind, error) {
-	kind, okKind := obj["kind"].(string)
-	apiVersion, okVersion := obj["apiVersion"].(string)
-	if (!okKind && obj["kind"] != nil) || (!okVersion && obj["apiVersion"] != nil) {
-		return schema.GroupVersionKind{}, errors.New("apiVersion and kind must be strings")
-	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return schema.GroupVersionKind{}, err
-	}
-	if kind == "" {
-		return schema.GroupVersionKind{}, errors.New("the object has no kind")
-	}
-	if gv.Version == "" {
-		return schema.GroupVersionKind{}, fmt.Errorf("the %s has no apiVersion", kind)
-	}
-	return gv.WithKind(kind), nil
-}
-
-// decodeTyped decodes the object of an event into the Go type of gvk, as
-// client-go does, from its own bytes. Only the rare events that carry a
-// meta/v1 kind (ERROR events with a Status) come this way.
-func decodeTyped(frame []byte, gvk schema.GroupVersionKind) (runtime.Object, error) {
-	var env metav1.WatchEvent
-	if err := utiljson.Unmarshal(frame, &env); err != nil {
-		return nil, err
-	}
-	obj, err := watchScheme.New(gvk)
-	if err != nil {
-		return nil, err
-	}
-	if err := utiljson.Unmarshal(env.Object.Raw, obj); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", gvk.Kind, err)
-	}
-	return obj, nil
 }

@@ -14,7 +14,9 @@ import (
 // Extism's go-sdk keeps this memory in a second wasm module (its kernel)
 // and reaches it through exported functions, which costs a dozen calls into
 // wasm per call and a fresh call engine for each; here the blocks live in a
-// Go slice, so a kernel call is one Go function call.
+// Go slice, so a kernel call is one Go function call. TestKernelLikeExtism
+// (extism_compare_test.go) runs the go-pdk test guests under this kernel
+// and under go-sdk's and compares what they give.
 //
 // Blocks are allocated back to back from offset kernelBase up (offset 0 is
 // never a block: it means "none" in the ABI). Freeing the topmost blocks

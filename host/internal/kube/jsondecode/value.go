@@ -1,4 +1,4 @@
-package kube
+package jsondecode
 
 // A JSON parser for watch events. The informers' watch streams carry every
 // change of every watched object; decoding them with client-go's machinery

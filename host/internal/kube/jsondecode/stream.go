@@ -1,7 +1,7 @@
-package kube
+package jsondecode
 
 // Reading JSON from a response body a piece at a time, for the watch
-// decoder (watchdecode.go) and the list decoder (listdecode.go): neither
+// decoder (watch.go) and the list decoder (list.go): neither
 // holds more of the body than the document (event, list item) it is
 // decoding.
 
@@ -12,13 +12,13 @@ import (
 
 // streamBuffer holds what has been read of a body and not yet decoded.
 type streamBuffer struct {
-	body io.ReadCloser
+	body io.Reader
 	buf  []byte
 	r, w int   // buf[r:w] is read but not yet decoded
 	err  error // the error that came with the last bytes read
 }
 
-func newStreamBuffer(body io.ReadCloser) streamBuffer {
+func newStreamBuffer(body io.Reader) streamBuffer {
 	return streamBuffer{body: body, buf: make([]byte, watchBufferSize)}
 }
 

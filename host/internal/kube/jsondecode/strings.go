@@ -1,6 +1,6 @@
-package kube
+package jsondecode
 
-// String interning for parseJSON (see jsonvalue.go). The events of one
+// String interning for parseJSON (see value.go). The events of one
 // watch repeat the same keys and many of the same values (apiVersion,
 // kind, label values, managers, field names) from object to object; a
 // watch's decoder keeps one copy of each and hands it out again, which

@@ -1,4 +1,4 @@
-package kube
+package jsondecode
 
 // Dropping metadata.managedFields while parsing. They are often the larger
 // part of an object (61 % of the bench's listing) and the host keeps them

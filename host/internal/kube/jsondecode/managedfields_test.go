@@ -1,7 +1,6 @@
-package kube
+package jsondecode
 
 import (
-	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -141,7 +140,7 @@ func FuzzDropManagedFields(f *testing.F) {
 // and only then.
 func TestWatchDecoderDropsManagedFields(t *testing.T) {
 	for _, drop := range []bool{false, true} {
-		d := newWatchDecoder(io.NopCloser(strings.NewReader(sampleEvent+bookmarkEvent)), streamHooks{dropManagedFields: drop})
+		d := NewWatchDecoder((strings.NewReader(sampleEvent + bookmarkEvent)), WatchOptions{DropManagedFields: drop})
 		_, obj, err := d.Decode()
 		if err != nil {
 			t.Fatal(err)

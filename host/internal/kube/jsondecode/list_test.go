@@ -1,4 +1,4 @@
-package kube
+package jsondecode
 
 import (
 	"bytes"
@@ -48,11 +48,11 @@ func TestDecodeListLikeClientGo(t *testing.T) {
 			name string
 			wrap func(io.Reader) io.Reader
 		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"byte by byte", iotest.OneByteReader}, {"halves", iotest.HalfReader}} {
-			got, err := decodeList(io.NopCloser(reader.wrap(strings.NewReader(body))), false)
+			got, err := DecodeList((reader.wrap(strings.NewReader(body))), false)
 			if err != nil || !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, %s:\n %#v, %v\nwant\n %#v", name, reader.name, got, err, want)
 			}
-			got, err = decodeList(io.NopCloser(reader.wrap(strings.NewReader(body))), true)
+			got, err = DecodeList((reader.wrap(strings.NewReader(body))), true)
 			dropped := want.DeepCopy()
 			for i := range dropped.Items {
 				unstructured.RemoveNestedField(dropped.Items[i].Object, "metadata", "managedFields")
@@ -75,7 +75,7 @@ func TestDecodeListErrors(t *testing.T) {
 	}
 	for _, in := range bad {
 		for _, drop := range []bool{false, true} {
-			if list, err := decodeList(io.NopCloser(strings.NewReader(in)), drop); err == nil {
+			if list, err := DecodeList((strings.NewReader(in)), drop); err == nil {
 				t.Errorf("%q (drop %v): no error, %v", in, drop, list)
 			}
 		}

@@ -1,53 +1,32 @@
-package kube
+package jsondecode
 
-// The informers' list decoder: a LIST response (up to the whole resource
-// at once when the API server serves it from its watch cache, where it
-// ignores the page size: one ~53 MB response at 50,000 bench objects)
-// read one item at a time, each parsed once with parseJSON and without its
-// managedFields unless settings.Kube.KeepManagedFields, into the
-// *unstructured.UnstructuredList that the dynamic client builds.
-// client-go's decoder holds the whole body and decodes it twice over (the
-// items as raw messages, then everything into a map) before the informer
-// strips anything.
+// The informers' list decoder (kube's listJSON sends the request): a LIST
+// response (up to the whole resource at once when the API server serves it
+// from its watch cache, where it ignores the page size: one ~53 MB
+// response at 50,000 bench objects) read one item at a time, each parsed
+// once with parseJSON and without its managedFields unless
+// settings.Kube.KeepManagedFields, into the *unstructured.UnstructuredList
+// that the dynamic client builds. client-go's decoder holds the whole body
+// and decodes it twice over (the items as raw messages, then everything
+// into a map) before the informer strips anything.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 )
 
-// listJSON lists one resource in one namespace ("" for all) with the
-// request the dynamic client's List sends, and decodes the response
-// with decodeList. Errors are client-go's, as the dynamic client returns
-// them (the informer's reflector classifies them).
-func (c *Client) listJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string,
-	opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	if msgs := rest.IsValidPathSegmentName(namespace); len(msgs) != 0 {
-		return nil, fmt.Errorf("invalid namespace %q: %v", namespace, msgs)
-	}
-	body, err := c.raw.Get().AbsPath(objectPath(gvr, namespace, "", "")...).
-		SpecificallyVersionedParams(&opts, watchParams, metaV1).
-		SetHeader("Accept", "application/json").
-		Stream(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer body.Close()
-	return decodeList(body, !c.kube.KeepManagedFields)
-}
-
-// decodeList reads a JSON list from body, one item at a time, into an
-// UnstructuredList; without the items' metadata.managedFields when
-// dropManaged is set. Items without apiVersion and kind get the list's
-// (its kind without "List"), as client-go's decoder does.
-func decodeList(body io.ReadCloser, dropManaged bool) (*unstructured.UnstructuredList, error) {
+// DecodeList reads a JSON list from body, one item at a time, into the
+// UnstructuredList that client-go's unstructured.UnstructuredJSONScheme
+// would build from the whole body; without the items'
+// metadata.managedFields when dropManaged is set. Items without apiVersion
+// and kind get the list's (its kind without "List"), as client-go's
+// decoder does; a body without a kind is an error, as there. It does not
+// close body.
+func DecodeList(body io.Reader, dropManaged bool) (*unstructured.UnstructuredList, error) {
 	d := listDecoder{streamBuffer: newStreamBuffer(body), strings: newStringCache(), item: pathPlain}
 	if dropManaged {
 		d.item = pathResource
@@ -55,6 +34,9 @@ func decodeList(body io.ReadCloser, dropManaged bool) (*unstructured.Unstructure
 	list, err := d.list()
 	if err != nil {
 		return nil, fmt.Errorf("unable to decode list: %w", err)
+	}
+	if list.GetKind() == "" {
+		return nil, errors.New("unable to decode list: Object 'Kind' is missing") // as client-go's decoder
 	}
 	itemKind, itemVersion := strings.TrimSuffix(list.GetKind(), "List"), list.GetAPIVersion()
 	for i := range list.Items {
@@ -76,7 +58,7 @@ type listDecoder struct {
 // list reads the list object: its members other than "items" are parsed
 // whole, its items one by one.
 func (d *listDecoder) list() (*unstructured.UnstructuredList, error) {
-	list := &unstructured.UnstructuredList{Object: map[string]any{}, Items: []unstructured.Unstructured{}}
+	list := &unstructured.UnstructuredList{Object: map[string]any{}} // Items nil without "items", as client-go's
 	if _, err := d.take("{"); err != nil {
 		return nil, err
 	}
@@ -153,11 +135,11 @@ func (d *listDecoder) items(list *unstructured.UnstructuredList) error {
 		if v, err := parseJSONCached(raw, d.strings); err != nil || v != nil {
 			return errors.Join(err, errors.New("items is not a JSON array"))
 		}
-		list.Items = list.Items[:0]
+		list.Items = []unstructured.Unstructured{}
 		return nil
 	}
 	d.r++
-	list.Items = list.Items[:0] // the last "items" counts, as the last of duplicate keys does
+	list.Items = []unstructured.Unstructured{} // the last "items" counts, as the last of duplicate keys does
 	if c, err := d.peek(); err != nil || c == ']' {
 		d.r++
 		return err

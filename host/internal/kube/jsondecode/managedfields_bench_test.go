@@ -1,10 +1,9 @@
-package kube
+package jsondecode
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -105,7 +104,7 @@ func BenchmarkManagedFields(b *testing.B) {
 				b.SetBytes(int64(len(stream)))
 				b.ReportAllocs()
 				for b.Loop() {
-					benchDecode(b, newWatchDecoder(io.NopCloser(strings.NewReader(stream)), streamHooks{dropManagedFields: drop}), 100)
+					benchDecode(b, NewWatchDecoder((strings.NewReader(stream)), WatchOptions{DropManagedFields: drop}), 100)
 				}
 			})
 		}
@@ -155,7 +154,7 @@ func listBody(object string, n int) []byte {
 }
 
 func decodeListItems(b *testing.B, body []byte, drop bool) []unstructured.Unstructured {
-	list, err := decodeList(io.NopCloser(bytes.NewReader(body)), drop)
+	list, err := DecodeList((bytes.NewReader(body)), drop)
 	if err != nil {
 		b.Fatal(err)
 	}

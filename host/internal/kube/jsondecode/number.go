@@ -1,6 +1,6 @@
-package kube
+package jsondecode
 
-// Numbers for parseJSON (see jsonvalue.go): the integer-or-float rule of
+// Numbers for parseJSON (see value.go): the integer-or-float rule of
 // sigs.k8s.io/json's PreserveInts, without a string allocation for the
 // common small integers.
 
