@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt/instrument"
 )
 
 // memoryImage is the initial memory of a pre-initialised module (a Python
@@ -23,23 +25,27 @@ type memoryImage struct {
 	size uint64 // the file's size: the largest memory an instance may map
 }
 
-// newMemoryImage writes image into a new unlinked file of maxBytes.
-func newMemoryImage(image []byte, maxBytes uint64) (*memoryImage, error) {
-	if uint64(len(image)) > maxBytes {
-		return nil, fmt.Errorf("the module's initial memory (%d bytes) is above the memory limit (%d bytes)", len(image), maxBytes)
+// newMemoryImage writes image's segments into a new file of maxBytes.
+func newMemoryImage(image instrument.Image, maxBytes uint64) (*memoryImage, error) {
+	if image.Size > maxBytes {
+		return nil, fmt.Errorf("the module's initial memory (%d bytes) is above the memory limit (%d bytes)", image.Size, maxBytes)
 	}
 	f, err := imageFile()
 	if err != nil {
 		return nil, fmt.Errorf("a file for the module's initial memory: %w", err)
 	}
-	if _, err = f.Write(image); err == nil {
-		err = f.Truncate(int64(maxBytes))
+	err = f.Truncate(int64(maxBytes))
+	for _, seg := range image.Segments {
+		if err != nil {
+			break
+		}
+		_, err = f.WriteAt(seg.Data, int64(seg.Offset))
 	}
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("writing the module's initial memory: %w", err)
 	}
-	return &memoryImage{f: f, len: len(image), size: maxBytes}, nil
+	return &memoryImage{f: f, len: int(image.Size), size: maxBytes}, nil
 }
 
 // mapMemory maps maxBytes of the image copy-on-write; ok is false when it

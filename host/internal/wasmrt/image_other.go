@@ -2,13 +2,17 @@
 
 package wasmrt
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt/instrument"
+)
 
 // memoryImage is not used where mappings are not available: a
 // pre-initialised module keeps its data segments (see image.go).
 type memoryImage struct{}
 
-func newMemoryImage([]byte, uint64) (*memoryImage, error) { return nil, errNoImages }
+func newMemoryImage(instrument.Image, uint64) (*memoryImage, error) { return nil, errNoImages }
 
 func (*memoryImage) close() {}
 

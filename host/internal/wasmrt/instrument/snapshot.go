@@ -154,28 +154,29 @@ const SnapshotSection = "kopf-wasm.snapshot"
 
 // SplitData takes the data segments out of a module written by [Snapshot]:
 // it returns the module with an empty data section and the initial memory
-// they wrote (up to the end of the last segment), which the caller gives
-// each instance itself (the host maps it copy-on-write, so that instances
-// share its pages until they write them, and wazero does not keep a copy
-// of the segments to write into every new instance). ok is false for any
-// other module, which is returned unchanged.
-func SplitData(wasm []byte) (code, memory []byte, ok bool, err error) {
+// they wrote, which the caller gives each instance itself (the host maps it
+// copy-on-write, so that instances share its pages until they write them,
+// and wazero does not keep a copy of the segments to write into every new
+// instance). The image's segments are slices of wasm: nothing is copied.
+// ok is false for any other module, which is returned unchanged.
+func SplitData(wasm []byte) (code []byte, image Image, ok bool, err error) {
 	m, err := scanModule(wasm)
 	if err != nil {
-		return wasm, nil, false, fmt.Errorf("instrument: %w", err)
+		return wasm, Image{}, false, fmt.Errorf("instrument: %w", err)
 	}
 	if !m.snapshot || m.passiveData || m.importedMemory {
-		return wasm, nil, false, nil
+		return wasm, Image{}, false, nil
 	}
-	out := make([]byte, 0, len(wasm))
+	out := make([]byte, 0, len(wasm)-m.dataBytes)
 	out = append(out, header[:]...)
 	err = m.each(func(id byte, start, p, end int) error {
 		switch id {
 		case secData:
-			var werr error
-			memory, werr = dataImage(wasm[:end], p)
 			out = appendSection(out, secData, 0, nil, nil)
-			return werr
+			return eachDataSegment(wasm[:end], p, func(off uint32, data []byte) {
+				image.Segments = append(image.Segments, Segment{Offset: off, Data: data})
+				image.Size = max(image.Size, uint64(off)+uint64(len(data)))
+			})
 		case secDataCount:
 			out = appendSection(out, secDataCount, 0, nil, nil)
 		default:
@@ -184,19 +185,42 @@ func SplitData(wasm []byte) (code, memory []byte, ok bool, err error) {
 		return nil
 	})
 	if err != nil {
-		return wasm, nil, false, fmt.Errorf("instrument: %w", err)
+		return wasm, Image{}, false, fmt.Errorf("instrument: %w", err)
 	}
-	return out, memory, true, nil
+	return out, image, true, nil
 }
 
-// maxImage bounds the initial memory SplitData builds: a wasm32 memory.
+// maxImage bounds the initial memory SplitData reads: a wasm32 memory.
 const maxImage = 1 << 32
 
-// dataImage writes the active data segments of the data section b[p:],
-// each at its i32.const offset in memory 0, into one image.
-func dataImage(b []byte, p int) ([]byte, error) {
+// Image is a module's initial memory as its active data segments write it:
+// Size bytes (to the end of the last segment), zero where no segment
+// writes. A Python module's is ~14 MB: its user writes the segments where
+// they go (a file the instances map) rather than building it in memory.
+type Image struct {
+	Size     uint64
+	Segments []Segment
+}
+
+// Segment is one active data segment: Data written at Offset of memory 0.
+type Segment struct {
+	Offset uint32
+	Data   []byte
+}
+
+// Bytes returns the image as one slice.
+func (im Image) Bytes() []byte {
+	out := make([]byte, im.Size)
+	for _, s := range im.Segments {
+		copy(out[s.Offset:], s.Data)
+	}
+	return out
+}
+
+// eachDataSegment calls fn with the offset in memory 0 and the bytes of each
+// active data segment of the data section b[p:], in order.
+func eachDataSegment(b []byte, p int, fn func(off uint32, data []byte)) error {
 	w := bounder{b: b, where: "data section"}
-	var image []byte
 	_, err := w.vector(p, func(i int) (int, error) {
 		flags, j, ok := readU32(b, i)
 		if !ok || flags != 0 || j >= len(b) || b[j] != 0x41 {
@@ -214,13 +238,10 @@ func dataImage(b []byte, p int) ([]byte, error) {
 		if end > maxImage {
 			return i, malformed(w.where, i, "a segment past 4 GiB")
 		}
-		if end > uint64(len(image)) {
-			image = append(image, make([]byte, int(end)-len(image))...)
-		}
-		copy(image[uint32(off):], b[q:q+int(n)])
+		fn(uint32(off), b[q:q+int(n)])
 		return q + int(n), nil
 	})
-	return image, err
+	return err
 }
 
 // readS32 decodes the signed LEB128 s32 at b[i:].
@@ -256,6 +277,7 @@ type moduleShape struct {
 	mutable                            []uint32 // defined mutable globals
 	importedMemory, start, passiveData bool
 	snapshot                           bool // has the SnapshotSection
+	dataBytes                          int  // the data section's size, header included
 }
 
 // scanModule reads the module's sections once: its imports, globals, start
@@ -283,6 +305,7 @@ func scanModule(wasm []byte) (*moduleShape, error) {
 				m.snapshot = true
 			}
 		case secData:
+			m.dataBytes = end - start
 			w := bounder{b: b, where: "data section"}
 			_, err := w.vector(p, func(i int) (int, error) {
 				if flags, _, ok := readU32(b, i); ok && flags == 1 {

@@ -103,7 +103,8 @@ func TestSnapshot(t *testing.T) {
 		}
 
 		// Split: the same initial memory, taken out of the module.
-		code, image, ok, err := SplitData(snap)
+		code, split, ok, err := SplitData(snap)
+		image := split.Bytes()
 		if err != nil || !ok {
 			t.Fatalf("SplitData: ok %v, %v", ok, err)
 		}
