@@ -1,17 +1,18 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/operator"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // ErrUsage is wrapped by the errors of options that cannot work together or
 // cannot be parsed (a bad namespace pattern, -n with -A, no modules).
-var ErrUsage = errors.New("usage")
+var ErrUsage = hosterr.ErrUsage
 
 // Options configure [Run]. The tunables are in Settings, whose defaults
 // are settings.Default(); [Options.withDefaults] fills in what is unset.
@@ -110,7 +111,7 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: namespaces and all-namespaces are mutually exclusive: pass one or the other", ErrUsage)
 	}
 	if o.Liveness != "" {
-		if _, _, err := parseLiveness(o.Liveness); err != nil {
+		if _, _, err := operator.ParseLiveness(o.Liveness); err != nil {
 			return err
 		}
 	}

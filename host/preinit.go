@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -47,7 +48,7 @@ func Preinitialize(ctx context.Context, p Preinitialization) ([]byte, error) {
 	if log == nil {
 		log = discardLogger
 	}
-	rt, err := newRuntime(s.Wasm, log)
+	rt, err := modules.NewRuntime(s.Wasm, log)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ const (
 	kube     = Module + "/host/internal/kube/..."
 	wasmrt   = Module + "/host/internal/wasmrt/..."
 	oci      = Module + "/host/internal/oci/..."
+	imageCLI = Module + "/internal/imagebake/..."
 	testEnv  = Module + "/internal/testenv/..."
 	devCmds  = Module + "/internal/cmd/..."
 )
@@ -82,9 +83,9 @@ var Rules = []Rule{
 	},
 	{
 		Name:   "oci-registries-only-in-oci",
-		Why:    "one place talks to OCI registries (host/internal/oci). Exempt: _test files (they run an in-process registry)",
+		Why:    "one place talks to OCI registries (host/internal/oci); the CLI's image builder (internal/imagebake) pushes the host's own images. Exempt: _test files (they run an in-process registry)",
 		From:   []string{root},
-		Except: append([]string{oci}, guestModules...),
+		Except: append([]string{oci, imageCLI}, guestModules...),
 		Deny:   []string{"oras.land/...", "github.com/google/go-containerregistry/..."},
 	},
 	{
@@ -133,6 +134,27 @@ var Rules = []Rule{
 		Why:     "engines (spawning, admission, peering, ...) are independent; what they share lives in a lower layer",
 		From:    []string{Module + "/host/internal/engines/*/..."},
 		Isolate: Module + "/host/internal/engines/*",
+	},
+	{
+		Name: "host-internal-does-not-import-host",
+		Why: "the public package host is a thin layer over host/internal (oras's layout): what a running operator does " +
+			"lives below it and never calls back up",
+		From: []string{Module + "/host/internal/..."},
+		Deny: []string{Module + "/host"},
+	},
+	{
+		Name: "cli-uses-the-public-host",
+		Why: "cmd/ reaches the host through its public API (host) and the module-root internal/ packages it shares " +
+			"with host; host/internal is the host's own (Go forbids the import too; this names the layering)",
+		From: []string{Module + "/cmd/..."},
+		Deny: []string{Module + "/host/internal/..."},
+	},
+	{
+		Name: "shared-internal-stays-below-the-host-internals",
+		Why: "module-root internal/ packages used by production code (cachedir, webhookname, imagebake) are shared by " +
+			"cmd/ and host/: they may use the public host, never host/internal",
+		From: []string{Module + "/internal/cachedir/...", Module + "/internal/webhookname/...", imageCLI},
+		Deny: []string{Module + "/host/internal/..."},
 	},
 	{
 		Name: "lower-layers-do-not-import-upper-layers",

@@ -30,6 +30,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/guestwasm"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
+	"github.com/kopf-wasm/kopf-wasm/internal/webhookname"
 )
 
 // BenchmarkAdmission measures AdmissionReviews over HTTPS on loopback
@@ -78,7 +79,7 @@ func BenchmarkAdmission(b *testing.B) {
 
 	for _, handler := range []string{"floor", "allow", "label"} {
 		b.Run(handler, func(b *testing.B) {
-			url := e.URL() + admission.HandlerPath("admissionbench", handler)
+			url := e.URL() + webhookname.Path("admissionbench", handler)
 			if handler == "floor" {
 				url = floorURL
 			}
@@ -195,7 +196,7 @@ func BenchmarkReviewServe(b *testing.B) {
 	body := benchReview()
 	for _, handler := range []string{"allow", "label"} {
 		b.Run(handler, func(b *testing.B) {
-			path := admission.HandlerPath("admissionbench", handler)
+			path := webhookname.Path("admissionbench", handler)
 			b.ReportAllocs()
 			cpu0, n := processCPU(), 0
 			for b.Loop() {

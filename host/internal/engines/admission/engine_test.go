@@ -211,20 +211,6 @@ func TestEngine(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestWebhookName(t *testing.T) {
-	for in, want := range map[string]string{
-		"check":         "check.mod.x.dev",
-		"parent/child":  "parent.child.mod.x.dev",
-		"Check_It":      "check-it.mod.x.dev",
-		"fn/spec.field": "fn.spec.field.mod.x.dev",
-		"a:b":           "ax3ab.mod.x.dev",
-	} {
-		if got := admission.WebhookName("mod", in, "x.dev"); got != want {
-			t.Errorf("WebhookName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // writeCert writes a self-signed certificate for name into dir.
 func writeCert(t *testing.T, dir, name string) {
 	t.Helper()
