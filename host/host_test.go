@@ -89,13 +89,13 @@ current-context: c
 			class: ErrKubeconfig, err: "does not exist"},
 		{name: "garbage kubeconfig", opts: Options{Modules: []string{mod}, Kubeconfig: writeFile(t, dir, "garbage", "{{{")},
 			class: ErrKubeconfig, err: "kubeconfig"},
-		{name: "unknown context", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Context: "nope"},
+		{name: "unknown context", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, KubeContext: "nope"},
 			class: ErrKubeconfig, err: "nope"},
 		{name: "not wasm", opts: Options{Modules: []string{writeFile(t, dir, "x.wasm", "hello")}, Kubeconfig: unreachable},
 			err: "not a WebAssembly module"},
 		{name: "unreachable", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable},
 			class: ErrUnreachable, err: "127.0.0.1:1"},
-		{name: "bad liveness URL", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Liveness: "ftp://x"},
+		{name: "bad liveness URL", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Health: HealthOptions{Liveness: "ftp://x"}},
 			class: ErrUsage, err: "liveness"},
 	}
 	set := settings.Default()

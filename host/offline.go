@@ -11,6 +11,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/offline"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"k8s.io/client-go/rest"
 )
 
 // ErrNoHandler is wrapped by the error of Invoke when the module has no
@@ -68,9 +69,10 @@ type Invocation struct {
 	// module's Kubernetes requests are served, with Object among them;
 	// writes change them in memory only.
 	Objects []map[string]any
-	// Kubeconfig and KubeContext, when either is set, name a cluster that
-	// answers the reads (get, list) the stored objects do not; nothing is
-	// ever written to it.
+	// RestConfig, Kubeconfig and KubeContext, when any is set, name a
+	// cluster that answers the reads (get, list) the stored objects do
+	// not, as for [Run]; nothing is ever written to it.
+	RestConfig              *rest.Config
 	Kubeconfig, KubeContext string
 	// KubeCalls, when set, is told of each Kubernetes request of the module.
 	KubeCalls func(KubeCall)
@@ -94,9 +96,9 @@ func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, e
 	}
 	call := offline.Call{Module: inv.Module, Handler: inv.Handler, Object: inv.Object, Old: inv.Old,
 		ConvertTo: inv.ConvertTo, Settings: inv.Settings, Logger: inv.Logger, Force: inv.Force, Objects: inv.Objects}
-	if inv.Kubeconfig != "" || inv.KubeContext != "" {
+	if inv.RestConfig != nil || inv.Kubeconfig != "" || inv.KubeContext != "" {
 		call.Connect = func() (*kube.Client, error) {
-			cfg, err := kube.LoadConfig(inv.Kubeconfig, inv.KubeContext)
+			cfg, err := restConfig(inv.RestConfig, inv.Kubeconfig, inv.KubeContext)
 			if err != nil {
 				return nil, err
 			}

@@ -8,13 +8,16 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/peering"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"k8s.io/client-go/rest"
 )
 
 // PeerOptions configure [Freeze] and [Unfreeze], Kopf's `kopf freeze` and
 // `kopf resume`: a record written by hand into a peering object.
 type PeerOptions struct {
-	// Kubeconfig and Context select the cluster as for [Run].
-	Kubeconfig, Context string
+	// RestConfig, Kubeconfig and KubeContext select the cluster as for
+	// [Run].
+	RestConfig              *rest.Config
+	Kubeconfig, KubeContext string
 	// Peering is the peering object's name. Required.
 	Peering string
 	// Namespaces whose KopfPeering is written; with none, or with
@@ -60,12 +63,12 @@ func peerClient(ctx context.Context, o PeerOptions) (*kube.Client, peering.Manua
 	m := peering.Manual{Name: o.Peering, Namespaces: o.Namespaces, Clusterwide: o.AllNamespaces, ID: o.ID,
 		Priority: o.Priority, Lifetime: o.Lifetime.Truncate(time.Second), Message: o.Message}
 	if o.Peering == "" {
-		return nil, m, fmt.Errorf("%w: no peering name: pass --peering NAME", ErrUsage)
+		return nil, m, fmt.Errorf("%w: no peering name: name the peering object", ErrUsage)
 	}
 	if o.AllNamespaces && len(o.Namespaces) > 0 {
 		return nil, m, fmt.Errorf("%w: namespaces and all-namespaces are mutually exclusive: pass one or the other", ErrUsage)
 	}
-	cfg, err := kube.LoadConfig(o.Kubeconfig, o.Context)
+	cfg, err := restConfig(o.RestConfig, o.Kubeconfig, o.KubeContext)
 	if err != nil {
 		return nil, m, classify(ErrKubeconfig, err)
 	}

@@ -20,7 +20,7 @@ import (
 //     one clear error rather than a stream of retries,
 //  4. builds the operator (resolving every handler's resource; handlers of
 //     resources the cluster does not serve are logged and left out),
-//  5. runs it, with the liveness endpoint up if Options.Liveness is set.
+//  5. runs it, with the endpoints of Options.Metrics and Options.Health.
 //
 // When ctx ends, in-flight processing cycles, the daemons' stop and the
 // cleanup activities get settings.Process.ShutdownTimeout to finish; past
@@ -37,7 +37,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := kube.LoadConfig(opts.Kubeconfig, opts.Context)
+	cfg, err := restConfig(opts.RestConfig, opts.Kubeconfig, opts.KubeContext)
 	if err != nil {
 		return classify(ErrKubeconfig, err)
 	}
@@ -69,10 +69,10 @@ func Run(ctx context.Context, opts Options) error {
 	return operator.Run(ctx, operator.Options{
 		Kube: kc, Runtime: rt, Modules: mods, Files: files, Refs: refs, NewPuller: opts.newPuller,
 		Namespaces: namespaces, Unscoped: !opts.AllNamespaces && len(opts.Namespaces) == 0,
-		Settings: opts.Settings, Logger: opts.Logger, Liveness: opts.Liveness,
-		MetricsBindAddress: opts.MetricsBindAddress, MetricsSecure: opts.MetricsSecure,
-		MetricsCertDir: opts.MetricsCertDir, MetricsAuth: opts.MetricsAuth,
-		HealthProbeBindAddress: opts.HealthProbeBindAddress, ModuleResources: opts.ModuleResources,
+		Settings: opts.Settings, Logger: opts.Logger, Liveness: opts.Health.Liveness,
+		MetricsBindAddress: opts.Metrics.BindAddress, MetricsSecure: opts.Metrics.Secure,
+		MetricsCertDir: opts.Metrics.CertDir, MetricsAuth: opts.Metrics.Auth,
+		HealthProbeBindAddress: opts.Health.ProbeBindAddress, ModuleResources: opts.ModuleResources,
 	})
 }
 

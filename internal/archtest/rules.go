@@ -45,7 +45,8 @@ var Rules = []Rule{
 	{
 		Name: "kubernetes-api-only-in-kube",
 		Why: "one place talks to the Kubernetes API (host/internal/kube). Exempt: internal/testenv and internal/cmd/... " +
-			"(the test control plane and dev commands need a rest config) and _test files (tests set up fixtures with clients)",
+			"(the test control plane and dev commands need a rest config) and _test files (tests set up fixtures with clients); " +
+			"the public host package may name a *rest.Config (an embedder's cluster), nothing else of client-go",
 		From:   []string{root},
 		Except: append([]string{kube, testEnv, devCmds}, guestModules...),
 		Deny: []string{
@@ -59,6 +60,14 @@ var Rules = []Rule{
 			"k8s.io/client-go/discovery/...",
 			"k8s.io/apimachinery/pkg/watch/...",
 		},
+		Permit: []string{"k8s.io/client-go/rest"},
+	},
+	{
+		Name:   "rest-config-only-in-the-public-api",
+		Why:    "the public host package accepts a *rest.Config (Options.RestConfig); below it only host/internal/kube uses client-go's rest",
+		From:   []string{root},
+		Except: append([]string{kube, testEnv, devCmds, Module + "/host"}, guestModules...),
+		Deny:   []string{"k8s.io/client-go/rest"},
 	},
 	{
 		Name:   "controller-runtime-only-in-test-helpers",

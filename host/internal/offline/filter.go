@@ -27,9 +27,9 @@ func (inv Call) offlineGuest(ctx context.Context, exec *execution.Executor, h *r
 	}
 	if why != "" {
 		if !inv.Force {
-			return nil, fmt.Errorf("%w %s for this object: %s (--force calls it anyway)", ErrNotCalled, h.ID(), why)
+			return nil, fmt.Errorf("%w %s for this object: %s", ErrNotCalled, h.ID(), why)
 		}
-		inv.Logger.Warn(fmt.Sprintf("The operator would not call handler '%s' for this object: %s; called because of --force.", h.ID(), why))
+		inv.Logger.Warn(fmt.Sprintf("The operator would not call handler '%s' for this object: %s; called because the call is forced.", h.ID(), why))
 	}
 	if len(inv.Objects) == 0 && inv.Connect == nil {
 		return wasmrt.NoHost{}, nil

@@ -129,7 +129,7 @@ func findHandler(m abi.Manifest, id string, old bool) (abi.HandlerSpec, error) {
 	sort.Strings(ids)
 	ids = slices.Compact(ids) // an id of several kinds once
 	if id == "" {
-		return abi.HandlerSpec{}, fmt.Errorf("%w: name one with --handler, one of: %s", ErrNoHandler, strings.Join(ids, ", "))
+		return abi.HandlerSpec{}, fmt.Errorf("%w: name one of: %s", ErrNoHandler, strings.Join(ids, ", "))
 	}
 	return abi.HandlerSpec{}, fmt.Errorf("%w %q: the module has %s", ErrNoHandler, id, strings.Join(ids, ", "))
 }

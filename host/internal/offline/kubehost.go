@@ -321,7 +321,7 @@ func storedReply(obj any) abi.KubeResponse {
 func storedNotFound(req abi.KubeRequest) abi.KubeResponse {
 	where := strings.Trim(req.Namespace+"/"+req.Name, "/")
 	return abi.KubeResponse{Error: &abi.HostError{Code: http.StatusNotFound, Reason: "NotFound", Origin: abi.OriginCluster,
-		Message: fmt.Sprintf("%s %q not found among the stored objects (invoke --objects)", req.Resource, where)}}
+		Message: fmt.Sprintf("%s %q not found among the stored objects", req.Resource, where)}}
 }
 
 func refused(code int, format string, args ...any) abi.KubeResponse {

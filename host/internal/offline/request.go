@@ -70,7 +70,7 @@ func offlineCall(module string, spec abi.HandlerSpec, object, old []byte, prefix
 		}
 	case spec.Kind == abi.KindConvert:
 		if convertTo == "" {
-			return nil, in, fmt.Errorf("%w: handler %s converts objects: name the apiVersion to convert to (invoke --to GROUP/VERSION)", hosterr.ErrUsage, spec.ID)
+			return nil, in, fmt.Errorf("%w: handler %s converts objects: name the apiVersion to convert to", hosterr.ErrUsage, spec.ID)
 		}
 		in.Conversion = &abi.ConversionRequest{UID: "kopf-wasm-invoke", DesiredAPIVersion: convertTo}
 	case spec.Kind.IsWebhook():

@@ -32,7 +32,7 @@ func startCoordination(kc *kube.Client, g *gate.Gate, namespaces kube.Namespaces
 	c := &coordination{gate: g, cancel: cancel}
 	if s.LeaderElection.Enabled && s.Sharding.Enabled {
 		cancel()
-		return nil, fmt.Errorf("%w: leader election and sharding exclude each other: pass --leader-elect or --shards", hosterr.ErrUsage)
+		return nil, fmt.Errorf("%w: leader election and sharding exclude each other: enable one of them", hosterr.ErrUsage)
 	}
 	identity := peering.Identity(time.Now())
 	if s.LeaderElection.Enabled {
@@ -68,11 +68,11 @@ func startCoordination(kc *kube.Client, g *gate.Gate, namespaces kube.Namespaces
 	case s.Sharding.Enabled && !s.Peering.Mandatory:
 		// The replicas share the objects; as peers of one priority they
 		// would all pause.
-		opts.Logger.Info("Sharding is on: Kopf's auto peering is off (pass -P NAME to peer with other operators too).")
+		opts.Logger.Info("Sharding is on: Kopf's auto peering is off (a mandatory peering, settings peering.mandatory, peers with other operators too).")
 	case s.LeaderElection.Enabled && !s.Peering.Mandatory:
 		// Replicas of one Deployment would be peers of the same priority
 		// and all pause: leader election replaces auto peering.
-		opts.Logger.Info("Leader election is on: Kopf's auto peering is off (pass -P NAME to peer with other operators too).")
+		opts.Logger.Info("Leader election is on: Kopf's auto peering is off (a mandatory peering, settings peering.mandatory, peers with other operators too).")
 	default:
 		p := peering.New(peering.Options{
 			Kube: kc, Gate: g, Settings: s.Peering, Namespaces: namespaces, Identity: identity, Logger: opts.Logger,

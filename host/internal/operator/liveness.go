@@ -49,7 +49,7 @@ func startLiveness(raw string, log *slog.Logger) (*liveness, error) {
 	}
 	ln, err := net.Listen("tcp", host)
 	if err != nil {
-		return nil, fmt.Errorf("liveness endpoint %s: %w (pick another address with -L)", raw, err)
+		return nil, fmt.Errorf("liveness endpoint %s: %w (pick another address)", raw, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(path, l.serveProbes)

@@ -28,6 +28,8 @@ type observing struct {
 	set     settings.Observability
 	servers []*http.Server
 	done    sync.WaitGroup
+	// removeSource stops the metrics reading this host's modules.
+	removeSource func()
 }
 
 // readiness is what /readyz checks.
@@ -37,7 +39,7 @@ type readiness func() error
 // addresses are off ("" or "0").
 func startObserving(kc *kube.Client, ready readiness, set *moduleSet, opts Options) (*observing, error) {
 	o := &observing{set: opts.Settings.Observability}
-	metrics.SetModuleSource(set.stats)
+	o.removeSource = metrics.AddModuleSource(set.stats)
 	if on(opts.HealthProbeBindAddress) {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -125,7 +127,7 @@ func (o *observing) close() {
 		_ = s.Shutdown(ctx)
 	}
 	o.done.Wait()
-	metrics.SetModuleSource(nil)
+	o.removeSource()
 }
 
 // stats are the instance figures of the modules served now.

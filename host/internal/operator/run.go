@@ -15,8 +15,9 @@ import (
 // Run serves the modules of opts until ctx ends (host.Run documents it).
 func Run(ctx context.Context, opts Options) error {
 	kc, rt, mods, files, refs, namespaces := opts.Kube, opts.Runtime, opts.Modules, opts.Files, opts.Refs, opts.Namespaces
-	// No metrics served, none recorded (before the operator names its queue).
-	metrics.SetEnabled(on(opts.MetricsBindAddress))
+	// No metrics served, none recorded (before the operator names its
+	// queue), unless another host of the process serves them.
+	defer metrics.Hold(on(opts.MetricsBindAddress))()
 	g := gate.New()
 	shards, err := newSharding(kc, opts)
 	if err != nil {
@@ -105,6 +106,6 @@ func logStart(opts Options) {
 			"digest", m.Digest(), "handlers", len(man.Handlers))
 	}
 	if opts.Unscoped {
-		opts.Logger.Warn("no namespaces given: serving the whole cluster; pass -A/--all-namespaces to say so, or -n NAMESPACE to narrow it")
+		opts.Logger.Warn("no namespaces given: serving the whole cluster; name the namespaces to narrow it, or ask for all namespaces to say so")
 	}
 }

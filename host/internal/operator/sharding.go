@@ -43,7 +43,7 @@ func newSharding(kc *kube.Client, opts Options) (*shards, error) {
 		return nil, nil
 	}
 	if s.LeaderElection.Enabled {
-		return nil, fmt.Errorf("%w: sharding and leader election exclude each other: with --shards every replica handles its share, with --leader-elect one handles all; pass one of them", hosterr.ErrUsage)
+		return nil, fmt.Errorf("%w: sharding and leader election exclude each other: with sharding every replica handles its share, with leader election one handles all; enable one of them", hosterr.ErrUsage)
 	}
 	ns := s.Sharding.Namespace
 	if ns == "" {

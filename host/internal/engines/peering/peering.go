@@ -157,7 +157,7 @@ func (p *Peering) resolve(ctx context.Context) bool {
 		switch {
 		case errors.Is(err, kube.ErrNotServed) && !p.opts.Settings.Mandatory:
 			p.log.Info(fmt.Sprintf("The peering CRD (%s) is not installed: running as standalone "+
-				"(install deploy/peering/crds.yaml to coordinate hosts, or pass --standalone to say so).", kind))
+				"(install deploy/peering/crds.yaml to coordinate hosts, or run standalone, settings peering.standalone, to say so).", kind))
 			return false
 		case errors.Is(err, kube.ErrNotServed):
 			p.opts.Gate.Block(BlockerCRD, fmt.Sprintf("peering %q is mandatory and the %s CRD is missing", p.opts.Settings.Name, kind))
