@@ -75,6 +75,8 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `)
+	both := settings.Default()
+	both.Sharding.Enabled, both.LeaderElection.Enabled = true, true
 	tests := []struct {
 		name  string
 		opts  Options
@@ -95,6 +97,8 @@ current-context: c
 			err: "not a WebAssembly module"},
 		{name: "unreachable", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable},
 			class: ErrUnreachable, err: "127.0.0.1:1"},
+		{name: "sharding with leader election", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Settings: &both},
+			class: ErrUsage, err: "exclude each other"},
 		{name: "bad liveness URL", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Health: HealthOptions{Liveness: "ftp://x"}},
 			class: ErrUsage, err: "liveness"},
 	}
@@ -102,7 +106,10 @@ current-context: c
 	set.Wasm.CacheDir = t.TempDir() // compile once for all cases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.opts.Logger, tt.opts.Settings = discardLogger, &set
+			tt.opts.Logger = discardLogger
+			if tt.opts.Settings == nil {
+				tt.opts.Settings = &set
+			}
 			err := Run(t.Context(), tt.opts)
 			if err == nil || (tt.class != nil && !errors.Is(err, tt.class)) || !strings.Contains(err.Error(), tt.err) ||
 				strings.Contains(err.Error(), "\n") {

@@ -133,6 +133,18 @@ var Rules = []Rule{
 		AllowOnly: []string{"std", Module + "/host/settings/...", "sigs.k8s.io/yaml/..."},
 	},
 	{
+		Name:      "certs-is-a-leaf",
+		Why:       "the TLS certificates of the admission webhooks and of the metrics server are one leaf package both use (neither borrows the other's)",
+		From:      []string{Module + "/host/internal/certs/..."},
+		AllowOnly: []string{"std"},
+	},
+	{
+		Name:      "hosterr-is-a-leaf",
+		Why:       "the host's error classes are shared by the public host package and host/internal; they import nothing",
+		From:      []string{Module + "/host/internal/hosterr/..."},
+		AllowOnly: []string{"std"},
+	},
+	{
 		Name: "persistence-does-not-import-kube",
 		Why:  "persistence builds patches; kube applies them",
 		From: []string{Module + "/host/internal/persistence/..."},

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/certs"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
@@ -64,12 +64,12 @@ func startObserving(kc *kube.Client, ready readiness, set *moduleSet, opts Optio
 		mux.Handle("/metrics", h)
 		var tlsConfig *tls.Config
 		if opts.MetricsSecure {
-			certs, err := metricsCerts(opts)
+			serverCerts, err := metricsCerts(opts)
 			if err != nil {
 				o.close()
 				return nil, err
 			}
-			tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}
+			tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: serverCerts.GetCertificate}
 		}
 		if err := o.serve("metrics", opts.MetricsBindAddress, mux, tlsConfig, opts.Logger); err != nil {
 			o.close()
@@ -85,15 +85,15 @@ func on(addr string) bool { return addr != "" && addr != "0" }
 
 // metricsCerts are the metrics server's certificate: tls.crt and tls.key of
 // Options.MetricsCertDir, or a self-signed one made now.
-func metricsCerts(opts Options) (*admission.Certs, error) {
+func metricsCerts(opts Options) (*certs.Certs, error) {
 	if opts.MetricsCertDir != "" {
-		c, err := admission.FromDir(opts.MetricsCertDir)
+		c, err := certs.FromDir(opts.MetricsCertDir)
 		if err != nil {
 			return nil, fmt.Errorf("metrics certificate: %w (put tls.crt and tls.key in %s)", err, opts.MetricsCertDir)
 		}
 		return c, nil
 	}
-	return admission.SelfSigned([]string{"localhost", "127.0.0.1"}, time.Now())
+	return certs.SelfSigned([]string{"localhost", "127.0.0.1"}, time.Now())
 }
 
 func (o *observing) serve(what, addr string, h http.Handler, tlsConfig *tls.Config, log *slog.Logger) error {

@@ -1,4 +1,12 @@
-package admission
+// Package certs holds the TLS certificates of the host's servers: made
+// self-signed at start ([SelfSigned], [Generate]), read from a folder of
+// tls.crt and tls.key and read again when they change ([FromDir],
+// [Certs.Follow]), or set from material kept elsewhere ([FromMaterial],
+// [Certs.SetCert], [Certs.SetBundle]: the admission engine's shared
+// Secret). The admission webhooks (host/internal/engines/admission) and
+// the metrics server (host/internal/operator) use it. A leaf: it imports
+// the standard library only.
+package certs
 
 import (
 	"bytes"
@@ -24,7 +32,7 @@ import (
 
 // Certs is the server's certificate: generated at start, read from a
 // folder and read again when its files change, or kept in a Secret shared
-// by the replicas (sharedcert.go). It is safe for concurrent use.
+// by the replicas (the admission engine's sharedcert.go). It is safe for concurrent use.
 type Certs struct {
 	cert atomic.Pointer[tls.Certificate]
 
@@ -57,7 +65,7 @@ func SelfSigned(names []string, now time.Time) (*Certs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromMaterial(m)
+	return FromMaterial(m)
 }
 
 // Generate makes a CA and a serving certificate that it signs, for the
@@ -118,8 +126,8 @@ func Generate(names []string, now time.Time, validity time.Duration) (Material, 
 	}, nil
 }
 
-// fromMaterial serves m.
-func fromMaterial(m Material) (*Certs, error) {
+// FromMaterial serves m.
+func FromMaterial(m Material) (*Certs, error) {
 	cert, err := tls.X509KeyPair(m.Cert, m.Key)
 	if err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
@@ -244,15 +252,15 @@ func (c *Certs) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return nil, errNoCert
 }
 
-// setBundle replaces the bundle (a shared certificate's new CAs).
-func (c *Certs) setBundle(bundle []byte) {
+// SetBundle replaces the bundle (a shared certificate's new CAs).
+func (c *Certs) SetBundle(bundle []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.bundle = bytes.Clone(bundle)
 }
 
-// setCert replaces the served certificate.
-func (c *Certs) setCert(cert *tls.Certificate) { c.cert.Store(cert) }
+// SetCert replaces the served certificate.
+func (c *Certs) SetCert(cert *tls.Certificate) { c.cert.Store(cert) }
 
 // Bundle is the PEM that clients of the server trust: the generated CA,
 // or the folder's CA.
