@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/leading"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/peering"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/sharding"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
@@ -44,20 +46,22 @@ func (e *engines) stop() {
 //  2. sharding (engines/sharding): this replica's membership, built before
 //     the reactor, which asks it which objects are its own, and started
 //     with the reactor as the target of hand-overs;
-//  3. the reactor (host/internal/reactor), the processing cycles, with the
-//     engines that work per object around its executor: indexing
-//     (engines/indexing), spawning of timers and daemons
-//     (engines/spawning), admission and conversion webhooks
-//     (engines/admission) and probing (engines/probing) — built by
-//     reactor.New, started by Operator.Run (see runOperator);
-//  4. peering (engines/peering) and leader election (engines/leading),
+//  3. the reactor (host/internal/reactor): the watches and the processing
+//     cycles, with the two engines that work inside a cycle, as in Kopf's
+//     processing — indexing (engines/indexing) and spawning of timers and
+//     daemons (engines/spawning) — started by Operator.Run (runOperator);
+//  4. admission (engines/admission): the validating, mutating and
+//     conversion webhooks and their managed configurations, served from
+//     the reactor's Run on and updated at every swap of modules;
+//  5. probing (engines/probing): the probe handlers, for the liveness
+//     endpoint;
+//  6. peering (engines/peering) and leader election (engines/leading),
 //     which pause the reactor through the host-wide gate;
-//  5. the liveness endpoint: the probe handlers' answers and the gate's
-//     status;
-//  6. module resources: the Module objects' modules, swapped into the
+//  7. the liveness endpoint: the probes' answers and the gate's status;
+//  8. module resources: the Module objects' modules, swapped into the
 //     reactor;
-//  7. the metrics and health servers;
-//  8. reloads of changed module files and moved OCI tags.
+//  9. the metrics and health servers;
+//  10. reloads of changed module files and moved OCI tags.
 //
 // On an error, what was started is stopped again.
 func spawn(ctx context.Context, opts Options) (_ *engines, err error) {
@@ -85,6 +89,12 @@ func spawn(ctx context.Context, opts Options) (_ *engines, err error) {
 		return nil, err
 	}
 	e.op = op
+	op.ServeWebhooks(admission.New(admission.Options{
+		Exec: op.Executor(), Registry: op.Registry, Settings: s.Admission, Logger: opts.Logger,
+	}, opts.Kube))
+	prober := probing.New(probing.Options{
+		Exec: op.Executor(), Cache: s.Execution.ProbeCache, Logger: opts.Logger, Handlers: op.ProbeHandlers,
+	})
 	member.Start(op)
 	e.stops = append(e.stops, member.Stop) // after the operator stopped: the Lease goes last
 	stopCoordination, err := startCoordination(e.gate, opts)
@@ -97,7 +107,7 @@ func spawn(ctx context.Context, opts Options) (_ *engines, err error) {
 	}
 	e.live.setStatus(e.status)
 	e.stops = append(e.stops, e.live.close)
-	e.live.setProber(op.Probe)
+	e.live.setProber(prober.Probe)
 	logStart(opts)
 	set := newModuleSet(op, opts.Modules)
 	if opts.ModuleResources {
