@@ -5,9 +5,9 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/operator"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"k8s.io/client-go/rest"
 )
@@ -139,7 +139,7 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: namespaces and all-namespaces are mutually exclusive: pass one or the other", ErrUsage)
 	}
 	if o.Health.Liveness != "" {
-		if _, _, err := operator.ParseLiveness(o.Health.Liveness); err != nil {
+		if _, _, err := probing.ParseLiveness(o.Health.Liveness); err != nil {
 			return err
 		}
 	}

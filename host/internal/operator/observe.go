@@ -15,7 +15,6 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
@@ -128,46 +127,4 @@ func (o *observing) close() {
 	}
 	o.done.Wait()
 	o.removeSource()
-}
-
-// stats are the instance figures of the modules served now.
-func (s *moduleSet) stats() []metrics.ModuleStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []metrics.ModuleStats
-	for m := range s.served {
-		st := m.Stats()
-		out = append(out, metrics.ModuleStats{Module: m.Manifest().Module.Name, Instances: st.Live, MemoryBytes: st.MemoryBytes})
-	}
-	return out
-}
-
-// setResources records the Module resources' server, for ready.
-func (s *moduleSet) setResources(m *moduleResources) { s.resources.Store(m) }
-
-// ready says whether every module has loaded: the arguments' are before
-// the operator starts; those of Module resources once each listed object
-// has been served.
-func (s *moduleSet) ready() error {
-	if m := s.resources.Load(); m != nil {
-		return m.ready()
-	}
-	return nil
-}
-
-// reportSwap reports the modules of now that were not in before (loaded,
-// and swapped in when before was not empty) and returns now as a set.
-func reportSwap(before map[*wasmrt.Module]bool, now []*wasmrt.Module) map[*wasmrt.Module]bool {
-	set := make(map[*wasmrt.Module]bool, len(now))
-	for _, m := range now {
-		set[m] = true
-		if !before[m] {
-			name := m.Manifest().Module.Name
-			metrics.ModuleLoaded(name)
-			if before != nil {
-				metrics.ModuleSwapped(name)
-			}
-		}
-	}
-	return set
 }

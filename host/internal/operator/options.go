@@ -1,14 +1,3 @@
-// Package operator is a running kopf-wasm host: given a cluster client and
-// the loaded modules, [Run] starts every engine, serves until its context
-// ends and stops them in order. The public package host (host.Run) checks
-// the options, connects and loads the modules, then calls [Run]; this
-// package calls the reactor, the engines, kube and wasmrt.
-//
-// Besides the reactor it holds what a running host does around it: the
-// liveness endpoint (liveness.go), the metrics and health servers
-// (observe.go, metricsauth.go), module reloads (reload.go), the Module
-// resources' controller (moduleres.go) and the set of modules served
-// (moduleset.go).
 package operator
 
 import (

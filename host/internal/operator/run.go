@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 )
 
@@ -22,12 +23,12 @@ func Run(ctx context.Context, opts Options) error {
 
 // runOperator runs op until ctx ends and waits at most the settings'
 // shutdown timeout for it to stop.
-func runOperator(ctx context.Context, op *reactor.Operator, live *liveness, opts Options) error {
+func runOperator(ctx context.Context, op *reactor.Operator, live *probing.Liveness, opts Options) error {
 	timeout := opts.Settings.Process.ShutdownTimeout
 	done := make(chan error, 1)
 	go func() { done <- op.Run(ctx) }()
-	live.setAlive(true)
-	defer live.setAlive(false)
+	live.SetAlive(true)
+	defer live.SetAlive(false)
 	select {
 	case err := <-done:
 		return err

@@ -23,7 +23,7 @@ import (
 // that runOperator marks alive, and how to stop the rest.
 type engines struct {
 	op   *reactor.Operator
-	live *liveness
+	live *probing.Liveness
 	gate *gate.Gate
 	// stops are called in reverse order of the starts: what was started
 	// first (the Leases, the peering records) is given up last, once
@@ -102,12 +102,12 @@ func spawn(ctx context.Context, opts Options) (_ *engines, err error) {
 		return nil, err
 	}
 	e.stops = append(e.stops, stopCoordination) // after the operator stopped: the Lease and records go last
-	if e.live, err = startLiveness(opts.Liveness, opts.Logger); err != nil {
+	if e.live, err = probing.StartLiveness(opts.Liveness, opts.Logger); err != nil {
 		return nil, err
 	}
-	e.live.setStatus(e.status)
-	e.stops = append(e.stops, e.live.close)
-	e.live.setProber(prober.Probe)
+	e.live.SetStatus(e.status)
+	e.stops = append(e.stops, e.live.Close)
+	e.live.SetProber(prober.Probe)
 	logStart(opts)
 	set := newModuleSet(op, opts.Modules)
 	if opts.ModuleResources {

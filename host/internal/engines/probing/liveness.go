@@ -1,4 +1,4 @@
-package operator
+package probing
 
 import (
 	"context"
@@ -12,16 +12,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
 )
 
-// liveness serves Options.Liveness, Kopf's -L endpoint: while the
+// Liveness is Kopf's liveness endpoint (Kopf's health reporter,
+// host.HealthOptions.Liveness): while the
 // operator runs, the JSON object {probe_id: result} of the modules' probe
 // handlers ({} without any), 200 when every probe succeeded and 500 with
 // the failing probes as {"error": message} otherwise; 503 while the
 // operator does not run. Results are cached (settings.Execution.ProbeCache).
-type liveness struct {
+type Liveness struct {
 	addr  string // the address it listens on, once started
 	alive atomic.Bool
 	probe atomic.Pointer[prober]
@@ -33,13 +33,13 @@ type liveness struct {
 	done   chan struct{}
 }
 
-// prober answers the probe handlers: the operator's Probe.
-type prober func(ctx context.Context) (probing.Report, error)
+// prober answers the probe handlers: a [Prober]'s Probe.
+type prober func(ctx context.Context) (Report, error)
 
-// startLiveness listens on the URL's address and serves its path; an empty
+// StartLiveness listens on the URL's address and serves its path; an empty
 // URL gives a liveness that serves nothing.
-func startLiveness(raw string, log *slog.Logger) (*liveness, error) {
-	l := &liveness{}
+func StartLiveness(raw string, log *slog.Logger) (*Liveness, error) {
+	l := &Liveness{}
 	if raw == "" {
 		return l, nil
 	}
@@ -66,13 +66,15 @@ func startLiveness(raw string, log *slog.Logger) (*liveness, error) {
 	return l, nil
 }
 
-func (l *liveness) setAlive(v bool) { l.alive.Store(v) }
+// SetAlive says whether the operator runs: the endpoint answers 503 while
+// it does not.
+func (l *Liveness) SetAlive(v bool) { l.alive.Store(v) }
 
-// setProber makes the endpoint answer the probe handlers through p.
-func (l *liveness) setProber(p prober) { l.probe.Store(&p) }
+// SetProber makes the endpoint answer the probe handlers through p.
+func (l *Liveness) SetProber(p prober) { l.probe.Store(&p) }
 
 // serveProbes answers one liveness request.
-func (l *liveness) serveProbes(w http.ResponseWriter, r *http.Request) {
+func (l *Liveness) serveProbes(w http.ResponseWriter, r *http.Request) {
 	if !l.alive.Load() {
 		http.Error(w, "not running", http.StatusServiceUnavailable)
 		return
@@ -101,8 +103,8 @@ func (l *liveness) serveProbes(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// setStatus makes every answer report the host's status.
-func (l *liveness) setStatus(st func() (paused bool, line string)) { l.status.Store(&st) }
+// SetStatus makes every answer report the host's status.
+func (l *Liveness) SetStatus(st func() (paused bool, line string)) { l.status.Store(&st) }
 
 // withStatus adds the host's status line to the probes' JSON object under
 // the key "kopf-wasm" (no probe handler can have that id: ids are
@@ -120,8 +122,8 @@ func withStatus(body []byte, line string) []byte {
 	return out
 }
 
-// close stops the server, if any.
-func (l *liveness) close() {
+// Close stops the server, if any.
+func (l *Liveness) Close() {
 	if l.server == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package operator
+package probing
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
-
-	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 )
 
 // The liveness endpoint answers the probes' JSON with 200 when they all
@@ -26,27 +24,27 @@ func TestLivenessProbes(t *testing.T) {
 		{name: "not running", alive: false, code: http.StatusServiceUnavailable},
 		{name: "no prober", alive: true, code: http.StatusOK, body: `{}`},
 		{name: "probes succeeded", alive: true, code: http.StatusOK, body: `{"a":1,"b":{"x":"y"}}`,
-			prober: func(context.Context) (probing.Report, error) {
-				return probing.Report{Results: map[string]json.RawMessage{"a": json.RawMessage(`1`), "b": json.RawMessage(`{"x":"y"}`)}}, nil
+			prober: func(context.Context) (Report, error) {
+				return Report{Results: map[string]json.RawMessage{"a": json.RawMessage(`1`), "b": json.RawMessage(`{"x":"y"}`)}}, nil
 			}},
 		{name: "a probe failed", alive: true, code: http.StatusInternalServerError, body: `{"a":1,"b":{"error":"down"}}`,
-			prober: func(context.Context) (probing.Report, error) {
-				return probing.Report{Results: map[string]json.RawMessage{"a": json.RawMessage(`1`), "b": json.RawMessage(`{"error":"down"}`)},
+			prober: func(context.Context) (Report, error) {
+				return Report{Results: map[string]json.RawMessage{"a": json.RawMessage(`1`), "b": json.RawMessage(`{"error":"down"}`)},
 					Failed: []string{"b"}}, nil
 			}},
 		{name: "round not made", alive: true, code: http.StatusServiceUnavailable,
-			prober: func(context.Context) (probing.Report, error) { return probing.Report{}, errors.New("stopping") }},
+			prober: func(context.Context) (Report, error) { return Report{}, errors.New("stopping") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, err := startLiveness("http://127.0.0.1:0/healthz", discardLogger)
+			l, err := StartLiveness("http://127.0.0.1:0/healthz", discardLogger)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer l.close()
-			l.setAlive(tt.alive)
+			defer l.Close()
+			l.SetAlive(tt.alive)
 			if tt.prober != nil {
-				l.setProber(tt.prober)
+				l.SetProber(tt.prober)
 			}
 			resp, err := http.Get("http://" + l.addr + "/healthz")
 			if err != nil {
@@ -70,11 +68,11 @@ func TestLivenessProbes(t *testing.T) {
 }
 
 func TestLiveness(t *testing.T) {
-	l, err := startLiveness("http://127.0.0.1:0/healthz", discardLogger)
+	l, err := StartLiveness("http://127.0.0.1:0/healthz", discardLogger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.close()
+	defer l.Close()
 	get := func() int {
 		resp, err := http.Get("http://" + l.addr + "/healthz")
 		if err != nil {
@@ -87,11 +85,11 @@ func TestLiveness(t *testing.T) {
 	if code := get(); code != http.StatusServiceUnavailable {
 		t.Errorf("before start: %d, want 503", code)
 	}
-	l.setAlive(true)
+	l.SetAlive(true)
 	if code := get(); code != http.StatusOK {
 		t.Errorf("running: %d, want 200", code)
 	}
-	if _, err := startLiveness("http://"+l.addr+"/healthz", discardLogger); err == nil {
+	if _, err := StartLiveness("http://"+l.addr+"/healthz", discardLogger); err == nil {
 		t.Error("a second endpoint on the same address: want an error")
 	}
 }
