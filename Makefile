@@ -120,7 +120,7 @@ gotest:
 	@echo "== go test: the end-to-end smoke test on the real control plane"
 	$(GO) test -count=1 -v -run '^TestSmokeE2E$$' ./internal/testenv
 	@echo "== go test: every module"
-	@# -timeout 60m: host/internal/oci/image cross-builds the host for arm64,
+	@# -timeout 60m: internal/imagebake cross-builds the host for arm64,
 	@# about 12 minutes on a machine whose Go build cache is cold.
 	GO=$(GO) hack/gotest.sh -count=1 -timeout 60m -skip '^TestSmokeE2E$$' ./...
 	cd abi && $(GO) test -count=1 ./...

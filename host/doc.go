@@ -10,14 +10,18 @@
 //   - [Run] serves a set of modules against a cluster until its context ends:
 //     it loads the modules, connects (failing early, in one line, when the
 //     kubeconfig is unusable or the cluster does not answer) and runs the
-//     operator. [Options] says which modules, which cluster, which namespaces
-//     and with which [settings.Settings].
+//     operator. [Options] says which modules, which cluster (a kubeconfig
+//     or a *rest.Config), which namespaces, which servers ([MetricsOptions],
+//     [HealthOptions]) and with which [settings.Settings].
 //   - [Inspect] reads a module's manifest without a cluster.
 //   - [Push] and [Pull] ship modules as OCI artifacts (the CNCF wasm layout)
 //     and keep pulled ones in a disk cache by digest; [Run] pulls module
 //     arguments that are references ([IsReference]) through the same cache.
 //   - [Invoke] calls one handler of a module on an object, offline, with the
 //     request the operator would build for it, and returns the response.
+//   - [Freeze] and [Unfreeze] pause and resume the hosts of a peering.
+//   - [Preinitialize] snapshots a module after its initialisation (how
+//     `kopf-wasm build` makes Python modules start fast).
 //
 // The command cmd/kopf-wasm is a thin CLI over these functions.
 //
@@ -27,10 +31,12 @@
 // (host/internal/reactor) serves create, update, delete, resume, field and
 // event handlers, indices (every resource handler of a module waits until
 // its indexes hold every object), timers and daemons, and startup and
-// cleanup activities; the liveness endpoint ([Options.Liveness]) answers
-// the probe handlers; validating and mutating admission webhooks and
-// conversion webhooks are served over HTTPS (settings.Admission). [Invoke]
-// calls any of them offline.
+// cleanup activities; the liveness endpoint ([HealthOptions.Liveness])
+// answers the probe handlers; validating and mutating admission webhooks
+// and conversion webhooks are served over HTTPS (settings.Admission);
+// Prometheus metrics ([Options.Metrics]) and Kubernetes' /healthz and
+// /readyz ([HealthOptions.ProbeBindAddress]) are served when asked for.
+// [Invoke] calls any of them offline.
 //
 // Several hosts on one cluster: [Run] takes part in Kopf's peering
 // (settings.Peering: keep-alives in the KopfPeering/ClusterKopfPeering
@@ -49,8 +55,13 @@
 //
 // # Layers
 //
-// Everything else lives under host/internal/, in layers that an architecture
-// test (internal/archtest) enforces: only host/internal/kube talks to the
-// Kubernetes API, only host/internal/wasmrt touches wasm memory, and this
-// package calls the reactor, kube and wasmrt, never the other way round.
+// This package is a thin layer: it checks the options, connects, loads the
+// modules and hands them to host/internal/operator, whose spawn starts
+// every engine (Kopf's spawn_tasks). Everything a running host does lives
+// under host/internal/, in layers that an architecture test
+// (internal/archtest) enforces: only host/internal/kube talks to the
+// Kubernetes API, only host/internal/wasmrt touches wasm memory, and
+// nothing under host/internal imports this package. What only the CLI
+// needs (image building, cache pruning, webhook names for manifests) lives
+// in the module's root internal/ packages, which cmd/ and host/ share.
 package host

@@ -2,8 +2,6 @@ package host
 
 import (
 	"errors"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,44 +19,6 @@ func writeFile(t *testing.T, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestModuleFiles(t *testing.T) {
-	dir := t.TempDir()
-	a := writeFile(t, dir, "a.wasm", "")
-	b := writeFile(t, dir, "b.wasm", "")
-	writeFile(t, dir, "notes.txt", "")
-	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "sub"), "c.wasm", "")
-	empty := t.TempDir()
-	tests := []struct {
-		name  string
-		paths []string
-		want  []string
-		err   string
-	}{
-		{name: "files", paths: []string{b, a}, want: []string{b, a}},
-		{name: "folder in name order, not recursive", paths: []string{dir}, want: []string{a, b}},
-		{name: "each once", paths: []string{a, dir}, want: []string{a, b}},
-		{name: "missing", paths: []string{filepath.Join(dir, "nope.wasm")}, err: "no such file or folder"},
-		{name: "empty folder", paths: []string{empty}, err: "holds no .wasm files"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := moduleFiles(tt.paths)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error = %v, want %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil || strings.Join(got, " ") != strings.Join(tt.want, " ") {
-				t.Errorf("moduleFiles = %v, %v; want %v", got, err, tt.want)
-			}
-		})
-	}
 }
 
 func TestInspect(t *testing.T) {
@@ -115,6 +75,8 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `)
+	both := settings.Default()
+	both.Sharding.Enabled, both.LeaderElection.Enabled = true, true
 	tests := []struct {
 		name  string
 		opts  Options
@@ -129,52 +91,30 @@ current-context: c
 			class: ErrKubeconfig, err: "does not exist"},
 		{name: "garbage kubeconfig", opts: Options{Modules: []string{mod}, Kubeconfig: writeFile(t, dir, "garbage", "{{{")},
 			class: ErrKubeconfig, err: "kubeconfig"},
-		{name: "unknown context", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Context: "nope"},
+		{name: "unknown context", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, KubeContext: "nope"},
 			class: ErrKubeconfig, err: "nope"},
 		{name: "not wasm", opts: Options{Modules: []string{writeFile(t, dir, "x.wasm", "hello")}, Kubeconfig: unreachable},
 			err: "not a WebAssembly module"},
 		{name: "unreachable", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable},
 			class: ErrUnreachable, err: "127.0.0.1:1"},
-		{name: "bad liveness URL", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Liveness: "ftp://x"},
+		{name: "sharding with leader election", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Settings: &both},
+			class: ErrUsage, err: "exclude each other"},
+		{name: "bad liveness URL", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Health: HealthOptions{Liveness: "ftp://x"}},
 			class: ErrUsage, err: "liveness"},
 	}
 	set := settings.Default()
 	set.Wasm.CacheDir = t.TempDir() // compile once for all cases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.opts.Logger, tt.opts.Settings = discardLogger, &set
+			tt.opts.Logger = discardLogger
+			if tt.opts.Settings == nil {
+				tt.opts.Settings = &set
+			}
 			err := Run(t.Context(), tt.opts)
 			if err == nil || (tt.class != nil && !errors.Is(err, tt.class)) || !strings.Contains(err.Error(), tt.err) ||
 				strings.Contains(err.Error(), "\n") {
 				t.Errorf("Run: %v; want one line with %q (class %v)", err, tt.err, tt.class)
 			}
 		})
-	}
-}
-
-func TestLiveness(t *testing.T) {
-	l, err := startLiveness("http://127.0.0.1:0/healthz", discardLogger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
-	get := func() int {
-		resp, err := http.Get("http://" + l.addr + "/healthz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		return resp.StatusCode
-	}
-	if code := get(); code != http.StatusServiceUnavailable {
-		t.Errorf("before start: %d, want 503", code)
-	}
-	l.setAlive(true)
-	if code := get(); code != http.StatusOK {
-		t.Errorf("running: %d, want 200", code)
-	}
-	if _, err := startLiveness("http://"+l.addr+"/healthz", discardLogger); err == nil {
-		t.Error("a second endpoint on the same address: want an error")
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/oci"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -103,15 +103,7 @@ type Artifact struct {
 // rather than a file: it starts with oci://, or it contains ':' or '@' and
 // names no existing file or folder. So "./mod.wasm" is a file and
 // "ghcr.io/acme/handlers:v1" a reference; "oci://" forces one.
-func IsReference(arg string) bool {
-	if strings.HasPrefix(arg, oci.Scheme) {
-		return true
-	}
-	if _, err := os.Stat(arg); err == nil {
-		return false
-	}
-	return strings.ContainsAny(arg, ":@")
-}
+func IsReference(arg string) bool { return oci.IsReference(arg) }
 
 // Push validates the module file by loading it (as [Inspect] does), then
 // pushes it to ref (host[:port]/repository:tag) in the CNCF wasm artifact
@@ -126,18 +118,18 @@ func Push(ctx context.Context, file, ref string, reg Registry) (Artifact, error)
 		return Artifact{}, err
 	}
 	s := settings.Default()
-	rt, err := newRuntime(s.Wasm, discardLogger)
+	rt, err := modules.NewRuntime(s.Wasm, discardLogger)
 	if err != nil {
 		return Artifact{}, err
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
-	mod, err := loadModule(ctx, rt, file)
+	mod, err := modules.Load(ctx, rt, file)
 	if err != nil {
 		return Artifact{}, err
 	}
 	wasm, err := os.ReadFile(file)
 	if err != nil {
-		return Artifact{}, fmt.Errorf("module %s: %w", file, notFound(err))
+		return Artifact{}, fmt.Errorf("module %s: %w", file, modules.NotFound(err))
 	}
 	m := mod.Manifest()
 	sum := oci.Summary{Name: m.Module.Name, Version: m.Module.Version, ABIVersion: m.ABIVersion}
@@ -175,62 +167,16 @@ func artifactOf(a oci.Artifact) Artifact {
 	return out
 }
 
-// pullModules returns opts.Modules with every OCI reference replaced by the
-// cached file of the module it names, pulled through opts.Registry, and the
-// references by the files they became (for the reloader to poll tags).
-func pullModules(ctx context.Context, opts Options) ([]string, map[string]string, error) {
-	var pull *puller
-	out := make([]string, 0, len(opts.Modules))
-	refs := map[string]string{}
-	for _, m := range opts.Modules {
-		if !IsReference(m) {
-			out = append(out, m)
-			continue
-		}
-		if pull == nil {
-			var err error
-			if pull, err = newPuller(opts); err != nil {
-				return nil, nil, err
-			}
-		}
-		path, err := pull.pull(ctx, m)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, path)
-		refs[path] = m
-	}
-	return out, refs, nil
-}
-
-// puller pulls modules named by OCI references into the cache.
-type puller struct {
-	c   *oci.Client
-	log *slog.Logger
-}
-
-func newPuller(opts Options) (*puller, error) {
-	reg := opts.Registry
+// newPuller pulls modules named by OCI references through o.Registry,
+// which logs to o.Logger unless it has its own logger.
+func (o Options) newPuller() (*modules.Puller, error) {
+	reg := o.Registry
 	if reg.Logger == nil {
-		reg.Logger = opts.Logger
+		reg.Logger = o.Logger
 	}
 	c, err := reg.client()
 	if err != nil {
 		return nil, err
 	}
-	return &puller{c: c, log: opts.Logger}, nil
+	return modules.NewPuller(c, o.Logger), nil
 }
-
-// pull returns the cached file of the module ref names now.
-func (p *puller) pull(ctx context.Context, ref string) (string, error) {
-	a, err := p.c.Pull(ctx, ref)
-	if err != nil {
-		return "", err
-	}
-	p.log.Info("module pulled", "reference", a.Reference, "digest", a.Digest, "cached", a.Cached, "stale", a.Stale)
-	return a.Path, nil
-}
-
-// pinned reports whether an OCI reference names a digest, which never
-// changes, rather than a tag, which may move.
-func pinned(ref string) bool { return strings.Contains(ref, "@") }

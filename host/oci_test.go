@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
@@ -63,7 +64,7 @@ func TestPushPullInspect(t *testing.T) {
 	// also with the registry gone, when they are pinned by digest.
 	srv.Close()
 	opts := Options{Modules: []string{file, addr + "/examples/kopfexample@" + pushed.Digest}, Registry: other}.withDefaults()
-	paths, refs, err := pullModules(t.Context(), opts)
+	paths, refs, err := modules.PullAll(t.Context(), opts.Modules, opts.newPuller)
 	if err != nil || len(paths) != 2 || paths[0] != file || paths[1] != pulled.Path {
 		t.Errorf("pullModules offline: %q, %v; want [%s %s]", paths, err, file, pulled.Path)
 	}
@@ -71,7 +72,7 @@ func TestPushPullInspect(t *testing.T) {
 		t.Errorf("pullModules refs: %v; want %s for %s only", refs, opts.Modules[1], pulled.Path)
 	}
 	opts.Modules = []string{addr + "/examples/kopfexample:v2"}
-	if _, _, err := pullModules(t.Context(), opts); !errors.Is(err, ErrRegistryUnreachable) {
+	if _, _, err := modules.PullAll(t.Context(), opts.Modules, opts.newPuller); !errors.Is(err, ErrRegistryUnreachable) {
 		t.Errorf("pullModules of an unknown tag offline: %v; want ErrRegistryUnreachable", err)
 	}
 }

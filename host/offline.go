@@ -2,22 +2,26 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/offline"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"k8s.io/client-go/rest"
 )
 
 // ErrNoHandler is wrapped by the error of Invoke when the module has no
 // handler with the requested id.
-var ErrNoHandler = errors.New("no such handler")
+var ErrNoHandler = offline.ErrNoHandler
+
+// ErrNotCalled is wrapped by the error of [Invoke] when the operator would
+// not call the handler for the object (a filter does not match) and
+// [Invocation.Force] is not set.
+var ErrNotCalled = offline.ErrNotCalled
 
 // Inspect loads the module file at path, offline, and returns its validated
 // manifest and its digest ("sha256:<hex>"). A file that is not a module of
@@ -29,12 +33,12 @@ func Inspect(ctx context.Context, path string, s *settings.Settings) (abi.Manife
 		d := settings.Default()
 		s = &d
 	}
-	rt, err := newRuntime(s.Wasm, discardLogger)
+	rt, err := modules.NewRuntime(s.Wasm, discardLogger)
 	if err != nil {
 		return abi.Manifest{}, "", err
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
-	mod, err := loadModule(ctx, rt, path)
+	mod, err := modules.Load(ctx, rt, path)
 	if err != nil {
 		return abi.Manifest{}, "", err
 	}
@@ -65,9 +69,10 @@ type Invocation struct {
 	// module's Kubernetes requests are served, with Object among them;
 	// writes change them in memory only.
 	Objects []map[string]any
-	// Kubeconfig and KubeContext, when either is set, name a cluster that
-	// answers the reads (get, list) the stored objects do not; nothing is
-	// ever written to it.
+	// RestConfig, Kubeconfig and KubeContext, when any is set, name a
+	// cluster that answers the reads (get, list) the stored objects do
+	// not, as for [Run]; nothing is ever written to it.
+	RestConfig              *rest.Config
 	Kubeconfig, KubeContext string
 	// KubeCalls, when set, is told of each Kubernetes request of the module.
 	KubeCalls func(KubeCall)
@@ -89,73 +94,45 @@ func Invoke(ctx context.Context, inv Invocation) (*abi.Request, *abi.Response, e
 	if inv.Logger == nil {
 		inv.Logger = slog.Default()
 	}
-	rt, err := newRuntime(inv.Settings.Wasm, inv.Logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() { _ = rt.Close(context.Background()) }()
-	mod, err := loadModule(ctx, rt, inv.Module)
-	if err != nil {
-		return nil, nil, err
-	}
-	spec, err := findHandler(mod.Manifest(), inv.Handler, len(inv.Old) > 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("module %s: %w", inv.Module, err)
-	}
-	h, in, err := offlineCall(mod.Manifest().Module.Name, spec, inv.Object, inv.Old, inv.Settings.Persistence.Prefix, inv.ConvertTo)
-	if err != nil {
-		return nil, nil, err
-	}
-	exec := execution.New(execution.Options{
-		Modules:  func(string) execution.Module { return mod },
-		Settings: *inv.Settings, Logger: inv.Logger,
-	})
-	guest, err := inv.offlineGuest(ctx, exec, h, in)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := exec.Call(ctx, h, in, execution.CallOptions{Host: guest})
-	switch {
-	case err != nil:
-		return nil, nil, fmt.Errorf("handler %s: %w", inv.Handler, err)
-	case r.CallErr != nil:
-		return r.Request, nil, fmt.Errorf("handler %s: %w", inv.Handler, r.CallErr)
-	}
-	return r.Request, r.Response, nil
-}
-
-// findHandler returns the handler with the id, or an error that lists the
-// ids there are. Of one function declared under several kinds (one id),
-// it is the entry that fits the call: the update entry when there is an
-// old object, the create entry when there is none, else the first.
-func findHandler(m abi.Manifest, id string, old bool) (abi.HandlerSpec, error) {
-	var ids []string
-	var found []abi.HandlerSpec
-	for _, h := range m.Handlers {
-		if h.ID == id {
-			found = append(found, h)
-		}
-		ids = append(ids, h.ID)
-	}
-	fits := abi.KindCreate
-	if old {
-		fits = abi.KindUpdate
-	}
-	for _, h := range found {
-		if h.Kind == fits {
-			return h, nil
+	call := offline.Call{Module: inv.Module, Handler: inv.Handler, Object: inv.Object, Old: inv.Old,
+		ConvertTo: inv.ConvertTo, Settings: inv.Settings, Logger: inv.Logger, Force: inv.Force, Objects: inv.Objects}
+	if inv.RestConfig != nil || inv.Kubeconfig != "" || inv.KubeContext != "" {
+		call.Connect = func() (*kube.Client, error) {
+			cfg, err := restConfig(inv.RestConfig, inv.Kubeconfig, inv.KubeContext)
+			if err != nil {
+				return nil, err
+			}
+			return kube.New(cfg, kube.Options{Settings: inv.Settings, Logger: inv.Logger})
 		}
 	}
-	if len(found) > 0 {
-		return found[0], nil
+	if inv.KubeCalls != nil {
+		call.KubeCalls = func(c offline.KubeCall) { inv.KubeCalls(KubeCall(c)) }
 	}
-	sort.Strings(ids)
-	ids = slices.Compact(ids) // an id of several kinds once
-	if id == "" {
-		return abi.HandlerSpec{}, fmt.Errorf("%w: name one with --handler, one of: %s", ErrNoHandler, strings.Join(ids, ", "))
-	}
-	return abi.HandlerSpec{}, fmt.Errorf("%w %q: the module has %s", ErrNoHandler, id, strings.Join(ids, ", "))
+	return offline.Invoke(ctx, call)
 }
 
-// now is the clock of offline calls, a test seam.
-var now = time.Now
+// KubeCall is one Kubernetes request a module made during [Invoke], and
+// how it was answered.
+type KubeCall struct {
+	Request abi.KubeRequest `json:"request"`
+	// Code is the HTTP status of the answer (200 on success).
+	Code int `json:"code"`
+	// Source says who answered: "stored" (the stored objects), "cluster"
+	// (a read from the kubeconfig's cluster), "none" (refused).
+	Source string `json:"source"`
+	// Message is the error's message when Code is not 200.
+	Message string `json:"message,omitempty"`
+}
+
+// Call names the request: "get configmaps default/x".
+func (c KubeCall) Call() string {
+	r := c.Request
+	res := r.Resource
+	if r.Group != "" {
+		res += "." + r.Group
+	}
+	if r.Subresource != "" {
+		res += "/" + r.Subresource
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s", r.Verb, res, strings.Trim(r.Namespace+"/"+r.Name, "/")))
+}

@@ -1,20 +1,28 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"k8s.io/client-go/rest"
 )
 
 // ErrUsage is wrapped by the errors of options that cannot work together or
-// cannot be parsed (a bad namespace pattern, -n with -A, no modules).
-var ErrUsage = errors.New("usage")
+// cannot be parsed (a bad namespace pattern, Namespaces with
+// AllNamespaces, no modules).
+var ErrUsage = hosterr.ErrUsage
 
 // Options configure [Run]. The tunables are in Settings, whose defaults
 // are settings.Default(); [Options.withDefaults] fills in what is unset.
+// The servers of the host are grouped as controller-runtime's manager
+// groups them: Metrics and Health here; the admission webhooks, peering,
+// leader election and sharding are groups of Settings (Admission,
+// Peering, LeaderElection, Sharding), which a settings file sets too.
 type Options struct {
 	// Modules are .wasm files, folders whose *.wasm files (not their
 	// subfolders) are loaded in name order, or OCI references (see
@@ -24,15 +32,19 @@ type Options struct {
 	// cached. Its Logger defaults to Logger.
 	Registry Registry
 
+	// RestConfig, when set, is the cluster's client configuration (an
+	// embedder's own); Kubeconfig and KubeContext are then ignored. Run
+	// works on a copy.
+	RestConfig *rest.Config
 	// Kubeconfig is the kubeconfig file; "" means what kubectl uses:
 	// $KUBECONFIG, ~/.kube/config, then the in-cluster service account.
 	Kubeconfig string
-	// Context is the kubeconfig context; "" means its current context.
-	Context string
+	// KubeContext is the kubeconfig context; "" means its current context.
+	KubeContext string
 
 	// Namespaces are Kopf's namespace patterns (globs, "!" to exclude,
-	// comma lists), one per -n flag. Empty with AllNamespaces false means
-	// cluster-wide, as Kopf does (with a warning in the log).
+	// comma lists). Empty with AllNamespaces false means cluster-wide, as
+	// Kopf does (with a warning in the log).
 	Namespaces []string
 	// AllNamespaces serves the whole cluster (Kopf's -A); it cannot be
 	// combined with Namespaces.
@@ -42,31 +54,11 @@ type Options struct {
 	// Run works on a copy.
 	Settings *settings.Settings
 
-	// Liveness is a URL such as "http://0.0.0.0:8080/healthz": while the
-	// operator runs, GET on that address and path answers 200 "ok"; before
-	// it runs and after it stops, 503. Empty serves nothing. Only http is
-	// supported.
-	Liveness string
-
-	// MetricsBindAddress is where Prometheus metrics are served, at
-	// /metrics (docs/metrics.md), e.g. ":8080"; "" or "0" serves none.
-	MetricsBindAddress string
-	// MetricsSecure serves the metrics over HTTPS, with tls.crt and
-	// tls.key of MetricsCertDir, or a self-signed certificate.
-	MetricsSecure bool
-	// MetricsCertDir holds the metrics server's certificate (with
-	// MetricsSecure). Empty: self-signed.
-	MetricsCertDir string
-	// MetricsAuth lets a scrape through only with a bearer token the API
-	// server accepts (TokenReview) of a user allowed to get /metrics
-	// (SubjectAccessReview), as kubebuilder's scaffold. Needs
-	// MetricsSecure.
-	MetricsAuth bool
-	// HealthProbeBindAddress is where /healthz and /readyz are served
-	// (controller-runtime's paths), e.g. ":8081"; "" or "0" serves none.
-	// /readyz answers 200 once every watch has listed its objects, no
-	// watch is stalled and every module has loaded.
-	HealthProbeBindAddress string
+	// Metrics is the Prometheus metrics server (docs/metrics.md).
+	Metrics MetricsOptions
+	// Health are the probe endpoints: Kubernetes' /healthz and /readyz,
+	// and Kopf's liveness endpoint.
+	Health HealthOptions
 
 	// ModuleResources also serves the modules that Module resources
 	// (kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name: one
@@ -83,6 +75,39 @@ type Options struct {
 	// its own logger with klog.SetLogger(logr.FromSlogHandler(...)), and an
 	// embedder that wants the same can do so.
 	Logger *slog.Logger
+}
+
+// MetricsOptions configure the metrics server of [Run], at /metrics.
+type MetricsOptions struct {
+	// BindAddress is where the metrics are served, e.g. ":8080"; "" or
+	// "0" serves none (and records none, unless another host of the
+	// process serves them).
+	BindAddress string
+	// Secure serves them over HTTPS, with tls.crt and tls.key of CertDir,
+	// or a self-signed certificate.
+	Secure bool
+	// CertDir holds the server's certificate (with Secure). Empty:
+	// self-signed.
+	CertDir string
+	// Auth lets a scrape through only with a bearer token the API server
+	// accepts (TokenReview) of a user allowed to get /metrics
+	// (SubjectAccessReview), as kubebuilder's scaffold. Needs Secure.
+	Auth bool
+}
+
+// HealthOptions configure the probe endpoints of [Run].
+type HealthOptions struct {
+	// ProbeBindAddress is where /healthz and /readyz are served
+	// (controller-runtime's paths), e.g. ":8081"; "" or "0" serves none.
+	// /readyz answers 200 once every watch has listed its objects, no
+	// watch is stalled and every module has loaded.
+	ProbeBindAddress string
+	// Liveness is Kopf's liveness URL, such as
+	// "http://0.0.0.0:8080/healthz": while the operator runs, GET on that
+	// address and path answers the modules' probe handlers (200 "ok"
+	// without any); before it runs and after it stops, 503. Empty serves
+	// nothing. Only http is supported.
+	Liveness string
 }
 
 // withDefaults returns o with every unset field set to its default, and
@@ -106,16 +131,20 @@ func (o Options) validate() error {
 	if len(o.Modules) == 0 && !o.ModuleResources {
 		return fmt.Errorf("%w: no modules given: name at least one .wasm file or folder", ErrUsage)
 	}
+	if o.Settings.LeaderElection.Enabled && o.Settings.Sharding.Enabled {
+		return fmt.Errorf("%w: sharding and leader election exclude each other: with sharding every replica "+
+			"handles its share, with leader election one handles all; enable one of them", ErrUsage)
+	}
 	if o.AllNamespaces && len(o.Namespaces) > 0 {
 		return fmt.Errorf("%w: namespaces and all-namespaces are mutually exclusive: pass one or the other", ErrUsage)
 	}
-	if o.Liveness != "" {
-		if _, _, err := parseLiveness(o.Liveness); err != nil {
+	if o.Health.Liveness != "" {
+		if _, _, err := probing.ParseLiveness(o.Health.Liveness); err != nil {
 			return err
 		}
 	}
-	if o.MetricsAuth && !o.MetricsSecure {
-		return fmt.Errorf("%w: metrics authentication sends tokens: serve the metrics over HTTPS (metrics-secure) too", ErrUsage)
+	if o.Metrics.Auth && !o.Metrics.Secure {
+		return fmt.Errorf("%w: metrics authentication sends tokens: serve the metrics over HTTPS too", ErrUsage)
 	}
 	if err := o.Settings.Validate(); err != nil {
 		return fmt.Errorf("%w: settings: %w", ErrUsage, err)
@@ -126,3 +155,12 @@ func (o Options) validate() error {
 // discardLogger drops everything; for offline calls that want no runtime
 // chatter.
 var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// restConfig is the cluster's client configuration: a copy of RestConfig,
+// or the kubeconfig's.
+func restConfig(cfg *rest.Config, kubeconfig, context string) (*rest.Config, error) {
+	if cfg != nil {
+		return rest.CopyConfig(cfg), nil
+	}
+	return kube.LoadConfig(kubeconfig, context)
+}

@@ -181,7 +181,7 @@ func (e *peerEnv) start(id, module string, priority int, lifetime time.Duration,
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	opts := host.Options{Modules: []string{wasmtest.Path(e.t, module)}, Kubeconfig: e.env.Kubeconfig,
-		Namespaces: []string{"default"}, Settings: &s, Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Liveness: liveness}
+		Namespaces: []string{"default"}, Settings: &s, Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Health: host.HealthOptions{Liveness: liveness}}
 	go func() { h.done <- host.Run(ctx, opts) }()
 	e.t.Cleanup(h.stop)
 	// The identity is taken at start; wait for its record before the next

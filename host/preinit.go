@@ -4,13 +4,18 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // Mount is a folder of the host that [Preinitialize] lets the module read,
 // read-only, at the path Guest.
-type Mount = wasmrt.Mount
+type Mount struct {
+	// Host is the folder on this machine; Guest the path the module
+	// reads it at.
+	Host, Guest string
+}
 
 // Preinitialization is one run of a module's initialisation for
 // [Preinitialize].
@@ -47,10 +52,14 @@ func Preinitialize(ctx context.Context, p Preinitialization) ([]byte, error) {
 	if log == nil {
 		log = discardLogger
 	}
-	rt, err := newRuntime(s.Wasm, log)
+	rt, err := modules.NewRuntime(s.Wasm, log)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
-	return rt.Preinitialize(ctx, p.Module, wasmrt.PreinitOptions{Export: p.Export, Input: p.Input, Mounts: p.Mounts})
+	mounts := make([]wasmrt.Mount, len(p.Mounts))
+	for i, m := range p.Mounts {
+		mounts[i] = wasmrt.Mount(m)
+	}
+	return rt.Preinitialize(ctx, p.Module, wasmrt.PreinitOptions{Export: p.Export, Input: p.Input, Mounts: mounts})
 }

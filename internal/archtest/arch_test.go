@@ -189,7 +189,7 @@ func TestCheck(t *testing.T) {
 		{
 			name: "the reactor imports rest and apimachinery's watch",
 			pkg:  Package{ImportPath: m + "/host/internal/reactor", Imports: []string{"k8s.io/client-go/rest", "k8s.io/apimachinery/pkg/watch", "k8s.io/apimachinery/pkg/runtime/schema"}},
-			want: []string{"kubernetes-api-only-in-kube k8s.io/apimachinery/pkg/watch", "kubernetes-api-only-in-kube k8s.io/client-go/rest"},
+			want: []string{"kubernetes-api-only-in-kube k8s.io/apimachinery/pkg/watch", "rest-config-only-in-the-public-api k8s.io/client-go/rest"},
 		},
 		{
 			name: "informer cache subpackage outside kube",

@@ -31,6 +31,7 @@ const (
 	kube     = Module + "/host/internal/kube/..."
 	wasmrt   = Module + "/host/internal/wasmrt/..."
 	oci      = Module + "/host/internal/oci/..."
+	imageCLI = Module + "/internal/imagebake/..."
 	testEnv  = Module + "/internal/testenv/..."
 	devCmds  = Module + "/internal/cmd/..."
 )
@@ -44,7 +45,8 @@ var Rules = []Rule{
 	{
 		Name: "kubernetes-api-only-in-kube",
 		Why: "one place talks to the Kubernetes API (host/internal/kube). Exempt: internal/testenv and internal/cmd/... " +
-			"(the test control plane and dev commands need a rest config) and _test files (tests set up fixtures with clients)",
+			"(the test control plane and dev commands need a rest config) and _test files (tests set up fixtures with clients); " +
+			"the public host package may name a *rest.Config (an embedder's cluster), nothing else of client-go",
 		From:   []string{root},
 		Except: append([]string{kube, testEnv, devCmds}, guestModules...),
 		Deny: []string{
@@ -58,6 +60,14 @@ var Rules = []Rule{
 			"k8s.io/client-go/discovery/...",
 			"k8s.io/apimachinery/pkg/watch/...",
 		},
+		Permit: []string{"k8s.io/client-go/rest"},
+	},
+	{
+		Name:   "rest-config-only-in-the-public-api",
+		Why:    "the public host package accepts a *rest.Config (Options.RestConfig); below it only host/internal/kube uses client-go's rest",
+		From:   []string{root},
+		Except: append([]string{kube, testEnv, devCmds, Module + "/host"}, guestModules...),
+		Deny:   []string{"k8s.io/client-go/rest"},
 	},
 	{
 		Name:   "controller-runtime-only-in-test-helpers",
@@ -82,9 +92,9 @@ var Rules = []Rule{
 	},
 	{
 		Name:   "oci-registries-only-in-oci",
-		Why:    "one place talks to OCI registries (host/internal/oci). Exempt: _test files (they run an in-process registry)",
+		Why:    "one place talks to OCI registries (host/internal/oci); the CLI's image builder (internal/imagebake) pushes the host's own images. Exempt: _test files (they run an in-process registry)",
 		From:   []string{root},
-		Except: append([]string{oci}, guestModules...),
+		Except: append([]string{oci, imageCLI}, guestModules...),
 		Deny:   []string{"oras.land/...", "github.com/google/go-containerregistry/..."},
 	},
 	{
@@ -123,6 +133,18 @@ var Rules = []Rule{
 		AllowOnly: []string{"std", Module + "/host/settings/...", "sigs.k8s.io/yaml/..."},
 	},
 	{
+		Name:      "certs-is-a-leaf",
+		Why:       "the TLS certificates of the admission webhooks and of the metrics server are one leaf package both use (neither borrows the other's)",
+		From:      []string{Module + "/host/internal/certs/..."},
+		AllowOnly: []string{"std"},
+	},
+	{
+		Name:      "hosterr-is-a-leaf",
+		Why:       "the host's error classes are shared by the public host package and host/internal; they import nothing",
+		From:      []string{Module + "/host/internal/hosterr/..."},
+		AllowOnly: []string{"std"},
+	},
+	{
 		Name: "persistence-does-not-import-kube",
 		Why:  "persistence builds patches; kube applies them",
 		From: []string{Module + "/host/internal/persistence/..."},
@@ -133,6 +155,27 @@ var Rules = []Rule{
 		Why:     "engines (spawning, admission, peering, ...) are independent; what they share lives in a lower layer",
 		From:    []string{Module + "/host/internal/engines/*/..."},
 		Isolate: Module + "/host/internal/engines/*",
+	},
+	{
+		Name: "host-internal-does-not-import-host",
+		Why: "the public package host is a thin layer over host/internal (oras's layout): what a running operator does " +
+			"lives below it and never calls back up",
+		From: []string{Module + "/host/internal/..."},
+		Deny: []string{Module + "/host"},
+	},
+	{
+		Name: "cli-uses-the-public-host",
+		Why: "cmd/ reaches the host through its public API (host) and the module-root internal/ packages it shares " +
+			"with host; host/internal is the host's own (Go forbids the import too; this names the layering)",
+		From: []string{Module + "/cmd/..."},
+		Deny: []string{Module + "/host/internal/..."},
+	},
+	{
+		Name: "shared-internal-stays-below-the-host-internals",
+		Why: "module-root internal/ packages used by production code (cachedir, webhookname, imagebake) are shared by " +
+			"cmd/ and host/: they may use the public host, never host/internal",
+		From: []string{Module + "/internal/cachedir/...", Module + "/internal/webhookname/...", imageCLI},
+		Deny: []string{Module + "/host/internal/..."},
 	},
 	{
 		Name: "lower-layers-do-not-import-upper-layers",

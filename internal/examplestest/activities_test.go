@@ -35,7 +35,7 @@ func TestActivities(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- host.Run(ctx, host.Options{Modules: []string{wasmtest.Path(t, "06-activities")}, Kubeconfig: env.Kubeconfig,
-			Namespaces: []string{ns}, Liveness: liveness, Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			Namespaces: []string{ns}, Health: host.HealthOptions{Liveness: liveness}, Settings: &s, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	}()
 	defer func() {
 		if t.Failed() {

@@ -33,7 +33,7 @@ func LoadConfig(path, context string) (*rest.Config, error) {
 	}
 	switch {
 	case clientcmd.IsEmptyConfig(err) && path == "":
-		return nil, fmt.Errorf("kube: %w: no kubeconfig found (looked at %s) and not running in a cluster; pass --kubeconfig or set KUBECONFIG", ErrConfig, where)
+		return nil, fmt.Errorf("kube: %w: no kubeconfig found (looked at %s) and not running in a cluster; name a kubeconfig file or set KUBECONFIG", ErrConfig, where)
 	default:
 		return nil, fmt.Errorf("kube: %w: %s: %s", ErrConfig, where, oneLine(err.Error()))
 	}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -55,5 +56,66 @@ func TestSetEnabled(t *testing.T) {
 	SetEnabled(true)
 	if got := QueueName("q"); got != "q" {
 		t.Errorf("on: QueueName %q, want q", got)
+	}
+}
+
+// TestHold: hosts of one process that hold the metrics record them while
+// one of them serves them, whatever the order they start and stop in; with
+// no host, SetEnabled decides.
+func TestHold(t *testing.T) {
+	t.Cleanup(func() { SetEnabled(true) })
+	tests := []struct {
+		name  string
+		base  bool
+		holds []bool // the hosts, each serving or not
+		after int    // how many of them have stopped (first ones first)
+		want  bool
+	}{
+		{name: "no host, on", base: true, want: true},
+		{name: "no host, off", base: false, want: false},
+		{name: "one host serving none", base: true, holds: []bool{false}, want: false},
+		{name: "one host serving", base: false, holds: []bool{true}, want: true},
+		{name: "one serving, one not", base: true, holds: []bool{true, false}, want: true},
+		{name: "one not, one serving", base: true, holds: []bool{false, true}, want: true},
+		{name: "the serving host stopped", base: true, holds: []bool{true, false}, after: 1, want: false},
+		{name: "every host stopped", base: true, holds: []bool{false, false}, after: 2, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			SetEnabled(tt.base)
+			var releases []func()
+			for _, serves := range tt.holds {
+				releases = append(releases, Hold(serves))
+			}
+			for _, release := range releases[:tt.after] {
+				release()
+				release() // twice is once
+			}
+			if got := Enabled(); got != tt.want {
+				t.Errorf("Enabled() = %v, want %v", got, tt.want)
+			}
+			for _, release := range releases[tt.after:] {
+				release()
+			}
+		})
+	}
+}
+
+// TestModuleSources: the figures of two hosts' module sets are summed by
+// module, and a removed source no longer counts.
+func TestModuleSources(t *testing.T) {
+	a := AddModuleSource(func() []ModuleStats { return []ModuleStats{{Module: "m", Instances: 1, MemoryBytes: 10}} })
+	b := AddModuleSource(func() []ModuleStats {
+		return []ModuleStats{{Module: "m", Instances: 2, MemoryBytes: 20}, {Module: "n", Instances: 1}}
+	})
+	got := moduleStats()
+	want := []ModuleStats{{Module: "m", Instances: 3, MemoryBytes: 30}, {Module: "n", Instances: 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("two sources: %+v, want %+v", got, want)
+	}
+	b()
+	a()
+	if got := moduleStats(); len(got) != 0 {
+		t.Errorf("no sources: %+v, want none", got)
 	}
 }

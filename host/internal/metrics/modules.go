@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,15 +57,48 @@ type ModuleStats struct {
 
 var (
 	sourceMu sync.Mutex
-	source   func() []ModuleStats
+	sources  = map[*func() []ModuleStats]bool{}
 )
 
-// SetModuleSource sets the function the instance and memory gauges read
-// when scraped (the host's current module set); nil removes it.
-func SetModuleSource(f func() []ModuleStats) {
+// AddModuleSource adds a function the instance and memory gauges read
+// when scraped (a host's current module set), until remove is called.
+// The figures of every source are summed by module, so that two hosts of
+// one process each report theirs.
+func AddModuleSource(f func() []ModuleStats) (remove func()) {
 	sourceMu.Lock()
 	defer sourceMu.Unlock()
-	source = f
+	key := &f
+	sources[key] = true
+	return func() {
+		sourceMu.Lock()
+		defer sourceMu.Unlock()
+		delete(sources, key)
+	}
+}
+
+// moduleStats sums the figures of every source by module, in module order.
+func moduleStats() []ModuleStats {
+	sourceMu.Lock()
+	fs := make([]func() []ModuleStats, 0, len(sources))
+	for f := range sources {
+		fs = append(fs, *f)
+	}
+	sourceMu.Unlock()
+	byModule := map[string]ModuleStats{}
+	for _, f := range fs {
+		for _, s := range f() {
+			sum := byModule[s.Module]
+			sum.Module = s.Module
+			sum.Instances += s.Instances
+			sum.MemoryBytes += s.MemoryBytes
+			byModule[s.Module] = sum
+		}
+	}
+	out := make([]ModuleStats, 0, len(byModule))
+	for _, name := range slices.Sorted(maps.Keys(byModule)) {
+		out = append(out, byModule[name])
+	}
+	return out
 }
 
 // moduleCollector reads the module source at each scrape.
@@ -82,13 +117,7 @@ func (moduleCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (moduleCollector) Collect(ch chan<- prometheus.Metric) {
-	sourceMu.Lock()
-	f := source
-	sourceMu.Unlock()
-	if f == nil {
-		return
-	}
-	for _, s := range f() {
+	for _, s := range moduleStats() {
 		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(s.Instances), s.Module)
 		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(s.MemoryBytes), s.Module)
 	}

@@ -5,15 +5,15 @@ import "github.com/prometheus/client_golang/prometheus"
 var (
 	shardObjects = mustRegister(prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "kopf_wasm_shard_objects",
-		Help: "Watched objects this replica owns (run --shards), as of the last membership check.",
+		Help: "Watched objects this replica owns (sharding), as of the last membership check.",
 	}))
 	shardMembers = mustRegister(prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "kopf_wasm_shard_members",
-		Help: "Replicas in the last settled membership (run --shards); 0 while this replica owns nothing.",
+		Help: "Replicas in the last settled membership (sharding); 0 while this replica owns nothing.",
 	}))
 	shardHandovers = mustRegister(prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "kopf_wasm_shard_handovers_total",
-		Help: "Memberships this replica adopted (each one a hand-over of objects), run --shards.",
+		Help: "Memberships this replica adopted (each one a hand-over of objects), with sharding.",
 	}))
 )
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 
 	"oras.land/oras-go/v2/errdef"
@@ -120,4 +121,18 @@ func isLocal(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// IsReference reports whether a module argument names an OCI artifact
+// rather than a file: it starts with oci://, or it contains ':' or '@' and
+// names no existing file or folder. So "./mod.wasm" is a file and
+// "ghcr.io/acme/handlers:v1" a reference; "oci://" forces one.
+func IsReference(arg string) bool {
+	if strings.HasPrefix(arg, Scheme) {
+		return true
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return false
+	}
+	return strings.ContainsAny(arg, ":@")
 }

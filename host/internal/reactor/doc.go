@@ -6,8 +6,10 @@
 //
 // # Who calls it, what it calls
 //
-// The host package builds an [Operator] from a kube.Client, the loaded
-// wasmrt.Modules and the settings, and calls [Operator.Run]. The operator
+// The operator package (host/internal/operator, its spawn) builds an
+// [Operator] from a kube.Client, the loaded wasmrt.Modules and the
+// settings, gives it the admission engine ([Operator.ServeWebhooks]) and
+// calls [Operator.Run]. The operator
 // resolves every handler's resource selector with the kube package, starts
 // one kube.Watch per resource (in the configured namespaces), and feeds a
 // delaying work queue keyed by object. A bounded pool of workers takes keys
@@ -60,7 +62,8 @@
 // daemons are stopped with the reason "pausing" and none is spawned, and
 // events for event handlers are dropped; the watches stay open. When it
 // opens again every object in the watch caches is queued (pausing.go).
-// Admission webhooks are served either way.
+// Admission webhooks (given by [Operator.ServeWebhooks]) are served either
+// way.
 //
 // Indexes (indexes.go): every watch event goes to the indexing engine
 // before the object is queued, so the initial listing is indexed as it is

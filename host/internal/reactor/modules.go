@@ -257,7 +257,7 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	for _, key := range keys {
 		o.queue.Add(key)
 	}
-	if runCtx != nil {
+	if runCtx != nil && o.admission != nil {
 		// The server starts with the first webhook handler; the managed
 		// configurations follow the handlers.
 		if err := o.admission.Update(runCtx); err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/indexing"
-	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/probing"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/spawning"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
@@ -86,15 +85,13 @@ type Operator struct {
 	// module set.
 	reg atomic.Pointer[registry.Registry]
 	// admission serves the webhook handlers and keeps the managed
-	// webhook configurations.
+	// webhook configurations (nil: none served); see ServeWebhooks.
 	admission *admission.Engine
 	// indexing keeps the modules' indexes (indexes.go); held are the
 	// objects waiting for them, fills the indexes to fill when Run starts.
 	indexing *indexing.Engine
 	held     held
 	fills    []indexing.Fill
-	// prober answers the probe handlers for the liveness endpoint.
-	prober *probing.Prober
 	// scan follows the CRDs and resolves the selectors again (scanning.go).
 	scan scanner
 
@@ -169,13 +166,6 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	if err := o.install(ctx, opts.Modules); err != nil {
 		return nil, err
 	}
-	o.admission = admission.New(admission.Options{
-		Exec: o.exec, Registry: o.reg.Load, Settings: opts.Settings.Admission, Logger: o.log,
-	}, o.kube)
-	o.prober = probing.New(probing.Options{
-		Exec: o.exec, Cache: opts.Settings.Execution.ProbeCache, Logger: o.log,
-		Handlers: func() []*registry.Handler { return o.reg.Load().Activities(abi.KindProbe) },
-	})
 	o.spawner = spawning.New(spawning.Options{
 		Exec: o.exec, Modules: slices.Collect(maps.Keys(o.modules)), Logger: o.log, ObserveTimer: opts.ObserveTimer,
 		MaxDaemons: opts.Settings.Execution.MaxDaemons, Gate: opts.Gate,
@@ -219,8 +209,10 @@ func (o *Operator) Run(ctx context.Context) error {
 	if err == nil {
 		// Webhooks are served from now on, whatever happens to change
 		// handling (as Kopf's); a swap from now on updates them too.
-		if err = o.admission.Update(ctx); err != nil {
-			err = fmt.Errorf("reactor: %w", err)
+		if o.admission != nil {
+			if err = o.admission.Update(ctx); err != nil {
+				err = fmt.Errorf("reactor: %w", err)
+			}
 		}
 	}
 	if err != nil {
@@ -244,7 +236,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.queue.ShutDown()
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
 	o.spawner.Shutdown(stopCtx)
-	o.admission.Stop(stopCtx)
+	if o.admission != nil {
+		o.admission.Stop(stopCtx)
+	}
 	cancel()
 	o.mu.RLock()
 	var watches []*kube.Watch

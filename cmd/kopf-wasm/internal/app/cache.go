@@ -12,6 +12,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
 	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"github.com/kopf-wasm/kopf-wasm/internal/cachedir"
 )
 
 const cacheLong = `Show or bound kopf-wasm's caches: compiled modules (wasm/: what makes a
@@ -40,9 +41,9 @@ func cacheCmd(g *globals) *cobra.Command {
 		Long:  cacheLong,
 		Args:  args(0, 0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var usages []host.CacheUsage
+			var usages []cachedir.Usage
 			for _, dir := range cacheDirs() {
-				u, err := host.CacheUsageOf(dir)
+				u, err := cachedir.UsageOf(dir)
 				if err != nil {
 					return err
 				}
@@ -68,9 +69,9 @@ func cachePruneCmd(g *globals) *cobra.Command {
 				return clierr.Usagef(fmt.Errorf("cache prune: --max-size %q is not a size", maxSize), "give bytes or a quantity such as 500Mi or 1Gi; 0 empties the caches")
 			}
 			max := q.Value()
-			var usages []host.CacheUsage
+			var usages []cachedir.Usage
 			for _, dir := range cacheDirs() {
-				left, removed, err := host.PruneCache(dir, max)
+				left, removed, err := cachedir.Prune(dir, max)
 				if err != nil {
 					return err
 				}
@@ -93,7 +94,7 @@ func cacheDirs() []string {
 	return []string{offlineSettings().Wasm.CacheDir, modules}
 }
 
-func printUsage(g *globals, usages []host.CacheUsage) error {
+func printUsage(g *globals, usages []cachedir.Usage) error {
 	tw := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CACHE\tFILES\tSIZE")
 	for _, u := range usages {

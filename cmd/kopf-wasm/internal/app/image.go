@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/clierr"
-	"github.com/kopf-wasm/kopf-wasm/host"
+	"github.com/kopf-wasm/kopf-wasm/internal/imagebake"
 )
 
 const imageLong = `Build a container image without a Docker daemon and push it to REF.
@@ -55,7 +55,7 @@ func imageCmd(g *globals) *cobra.Command {
 			case module != "" && len(binaries) > 0:
 				return clierr.Usagef(errors.New("image: --module and --host-binary exclude each other"), "pass one of them")
 			case module != "":
-				pushed, err := host.BakeImage(cmd.Context(), base, module, ref, extra...)
+				pushed, err := imagebake.BakeModule(cmd.Context(), base, module, ref, extra...)
 				if err != nil {
 					return err
 				}
@@ -66,7 +66,7 @@ func imageCmd(g *globals) *cobra.Command {
 			case len(extra) > 0:
 				return clierr.Usagef(errors.New("image: run arguments go with --module only"), "")
 			}
-			hi := host.HostImage{Binaries: map[string]string{}, CACerts: caCerts, Version: resolveVersion(),
+			hi := imagebake.HostImage{Binaries: map[string]string{}, CACerts: caCerts, Version: resolveVersion(),
 				Revision: revision, Source: source}
 			for _, b := range binaries {
 				platform, file, ok := strings.Cut(b, "=")
@@ -82,7 +82,7 @@ func imageCmd(g *globals) *cobra.Command {
 				}
 				hi.Created = time.Unix(sec, 0)
 			}
-			pushed, err := host.BuildImage(cmd.Context(), ref, hi)
+			pushed, err := imagebake.BuildHost(cmd.Context(), ref, hi)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/cmd/kopf-wasm/internal/option"
 	"github.com/kopf-wasm/kopf-wasm/host"
+	"github.com/kopf-wasm/kopf-wasm/internal/webhookname"
 )
 
 const inspectLong = `Print a module's manifest, offline: its name and version, its digest, its
@@ -56,15 +57,15 @@ func webhooks(m abi.Manifest) []webhook {
 	var out []webhook
 	for _, h := range m.Handlers {
 		if h.Kind == abi.KindConvert {
-			out = append(out, webhook{Handler: h.ID, Kind: string(h.Kind), Path: host.WebhookPath(m.Module.Name, h.ID),
+			out = append(out, webhook{Handler: h.ID, Kind: string(h.Kind), Path: webhookname.Path(m.Module.Name, h.ID),
 				Name: "-", Operations: []string{"-"}, FailurePolicy: "-", SideEffects: "-"})
 			continue
 		}
 		if !h.Kind.IsWebhook() {
 			continue
 		}
-		w := webhook{Handler: h.ID, Kind: string(h.Kind), Path: host.WebhookPath(m.Module.Name, h.ID),
-			Name: host.WebhookName(m.Module.Name, h.ID, "<managed>"), Operations: h.Options.Operations,
+		w := webhook{Handler: h.ID, Kind: string(h.Kind), Path: webhookname.Path(m.Module.Name, h.ID),
+			Name: webhookname.Name(m.Module.Name, h.ID, "<managed>"), Operations: h.Options.Operations,
 			Subresource: h.Options.Subresource, FailurePolicy: "Fail", SideEffects: "None", Persistent: h.Options.Persistent}
 		if len(w.Operations) == 0 {
 			w.Operations = []string{"*"}

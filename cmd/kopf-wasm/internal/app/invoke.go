@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -115,8 +116,17 @@ func invokeCmd(g *globals) *cobra.Command {
 				Force: o.force, Objects: stored, Kubeconfig: o.kubeconfig, KubeContext: o.context,
 				KubeCalls: func(c host.KubeCall) { calls = append(calls, c) },
 			})
-			if errors.Is(err, host.ErrNoHandler) || errors.Is(err, host.ErrUsage) {
+			switch {
+			case errors.Is(err, host.ErrNoHandler) && o.handler == "":
+				return clierr.Usagef(err, "name one with --handler")
+			case errors.Is(err, host.ErrNoHandler):
 				return clierr.Usagef(err, "")
+			case errors.Is(err, host.ErrUsage) && o.to == "" && strings.Contains(err.Error(), "apiVersion to convert to"):
+				return clierr.Usagef(err, "pass it with --to GROUP/VERSION")
+			case errors.Is(err, host.ErrUsage):
+				return clierr.Usagef(err, "")
+			case errors.Is(err, host.ErrNotCalled):
+				return fmt.Errorf("%w (--force calls it anyway)", err)
 			}
 			if err != nil {
 				return err

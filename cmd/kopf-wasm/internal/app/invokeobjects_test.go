@@ -43,7 +43,7 @@ func TestInvokeObjectsAndFilters(t *testing.T) {
 	r = run(t.Context(), "", "invoke", filters, "--handler", "gold", "--object", silver, "--force", "-o", "json")
 	var got invocation
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil || r.code != 0 || got.Response.Outcome.Status != "success" ||
-		!strings.Contains(r.errOut, "called because of --force") {
+		!strings.Contains(r.errOut, "called because the call is forced") {
 		t.Errorf("invoke --force: %+v (%v)", r, err)
 	}
 }

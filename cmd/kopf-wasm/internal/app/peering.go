@@ -34,7 +34,7 @@ func (p *peerFlags) options() (host.PeerOptions, error) {
 	if p.peering == "" {
 		return host.PeerOptions{}, clierr.Usagef(fmt.Errorf("no peering given"), "pass --peering NAME")
 	}
-	return host.PeerOptions{Kubeconfig: p.Kubeconfig, Context: p.Context, Peering: p.peering,
+	return host.PeerOptions{Kubeconfig: p.Kubeconfig, KubeContext: p.Context, Peering: p.peering,
 		Namespaces: p.Patterns, AllNamespaces: p.All, ID: p.id}, nil
 }
 

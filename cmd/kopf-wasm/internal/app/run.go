@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -161,13 +162,18 @@ func runCmd(g *globals) *cobra.Command {
 			if err := s.Validate(); err != nil {
 				return clierr.Usagef(err, "")
 			}
+			if s.Sharding.Enabled && s.LeaderElection.Enabled {
+				return clierr.Usagef(errors.New("sharding and leader election exclude each other"),
+					"with --shards every replica handles its share, with --leader-elect one handles all; pass one of them")
+			}
 			return host.Run(cmd.Context(), host.Options{
-				Modules: modules, Kubeconfig: o.Kubeconfig, Context: o.Context,
+				Modules: modules, Kubeconfig: o.Kubeconfig, KubeContext: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
-				Settings: &s, Liveness: o.liveness, Logger: log, Registry: registryOptions(o.Registry, log),
-				ModuleResources:    o.moduleResources,
-				MetricsBindAddress: o.MetricsBindAddress, MetricsSecure: o.MetricsSecure, MetricsCertDir: o.MetricsCertDir,
-				MetricsAuth: o.MetricsAuth, HealthProbeBindAddress: o.HealthProbeBindAddress,
+				Settings: &s, Logger: log, Registry: registryOptions(o.Registry, log),
+				ModuleResources: o.moduleResources,
+				Metrics: host.MetricsOptions{BindAddress: o.MetricsBindAddress, Secure: o.MetricsSecure,
+					CertDir: o.MetricsCertDir, Auth: o.MetricsAuth},
+				Health: host.HealthOptions{ProbeBindAddress: o.HealthProbeBindAddress, Liveness: o.liveness},
 			})
 		},
 	}

@@ -23,6 +23,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/certs"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -30,6 +31,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/guestwasm"
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
+	"github.com/kopf-wasm/kopf-wasm/internal/webhookname"
 )
 
 // BenchmarkAdmission measures AdmissionReviews over HTTPS on loopback
@@ -78,7 +80,7 @@ func BenchmarkAdmission(b *testing.B) {
 
 	for _, handler := range []string{"floor", "allow", "label"} {
 		b.Run(handler, func(b *testing.B) {
-			url := e.URL() + admission.HandlerPath("admissionbench", handler)
+			url := e.URL() + webhookname.Path("admissionbench", handler)
 			if handler == "floor" {
 				url = floorURL
 			}
@@ -195,7 +197,7 @@ func BenchmarkReviewServe(b *testing.B) {
 	body := benchReview()
 	for _, handler := range []string{"allow", "label"} {
 		b.Run(handler, func(b *testing.B) {
-			path := admission.HandlerPath("admissionbench", handler)
+			path := webhookname.Path("admissionbench", handler)
 			b.ReportAllocs()
 			cpu0, n := processCPU(), 0
 			for b.Loop() {
@@ -216,7 +218,7 @@ func BenchmarkReviewServe(b *testing.B) {
 // timeouts, a fixed allowed AdmissionReview after reading the request's
 // body; it returns its URL and CA.
 func floorServer(b *testing.B, s settings.Admission) (string, []byte) {
-	certs, err := admission.SelfSigned([]string{"127.0.0.1"}, time.Now())
+	serverCerts, err := certs.SelfSigned([]string{"127.0.0.1"}, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -226,12 +228,12 @@ func floorServer(b *testing.B, s settings.Admission) (string, []byte) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(answer)
 	}))
-	cert, _ := certs.GetCertificate(nil)
+	cert, _ := serverCerts.GetCertificate(nil)
 	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*cert}}
 	srv.Config.ReadHeaderTimeout, srv.Config.ReadTimeout, srv.Config.IdleTimeout = s.ReadHeaderTimeout, s.ReadTimeout, s.IdleTimeout
 	srv.StartTLS()
 	b.Cleanup(srv.Close)
-	return srv.URL + "/floor", certs.Bundle()
+	return srv.URL + "/floor", serverCerts.Bundle()
 }
 
 // processCPU is the CPU time (user and system) the process used so far.

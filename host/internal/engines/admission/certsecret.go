@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/certs"
 )
 
 // SecretType is the type of the Secret a shared certificate is kept in.
@@ -56,7 +58,7 @@ type decision struct {
 
 // stored is a certificate as a Secret holds it, parsed.
 type stored struct {
-	material Material
+	material certs.Material
 	cert     tls.Certificate
 	leaf     *x509.Certificate
 	cas      []*x509.Certificate
@@ -99,7 +101,7 @@ func decide(data map[string][]byte, names []string, now time.Time, renewBefore t
 // ca.crt (or only blank ones: a kubernetes.io/tls Secret must have the
 // first two keys).
 func placeholder(data map[string][]byte) bool {
-	for _, k := range []string{CertFile, KeyFile, CAFile} {
+	for _, k := range []string{certs.CertFile, certs.KeyFile, certs.CAFile} {
 		if len(bytes.TrimSpace(data[k])) > 0 {
 			return false
 		}
@@ -110,26 +112,26 @@ func placeholder(data map[string][]byte) bool {
 // parseStored reads tls.crt, tls.key and ca.crt; the certificate must
 // match its key and be signed by a CA of ca.crt.
 func parseStored(data map[string][]byte) (*stored, error) {
-	for _, k := range []string{CertFile, KeyFile, CAFile} {
+	for _, k := range []string{certs.CertFile, certs.KeyFile, certs.CAFile} {
 		if len(bytes.TrimSpace(data[k])) == 0 {
 			return nil, fmt.Errorf("it has no %s", k)
 		}
 	}
-	m := Material{Cert: data[CertFile], Key: data[KeyFile], CA: data[CAFile]}
+	m := certs.Material{Cert: data[certs.CertFile], Key: data[certs.KeyFile], CA: data[certs.CAFile]}
 	cert, err := tls.X509KeyPair(m.Cert, m.Key)
 	if err != nil {
-		return nil, fmt.Errorf("%s and %s: %w", CertFile, KeyFile, err)
+		return nil, fmt.Errorf("%s and %s: %w", certs.CertFile, certs.KeyFile, err)
 	}
 	leaf, err := x509.ParseCertificate(cert.Certificate[0])
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", CertFile, err)
+		return nil, fmt.Errorf("%s: %w", certs.CertFile, err)
 	}
 	cas, err := parseCerts(m.CA)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", CAFile, err)
+		return nil, fmt.Errorf("%s: %w", certs.CAFile, err)
 	}
 	if !slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return leaf.CheckSignatureFrom(ca) == nil }) {
-		return nil, fmt.Errorf("%s is not signed by a CA of %s", CertFile, CAFile)
+		return nil, fmt.Errorf("%s is not signed by a CA of %s", certs.CertFile, certs.CAFile)
 	}
 	return &stored{material: m, cert: cert, leaf: leaf, cas: cas}, nil
 }
@@ -198,8 +200,8 @@ const maxPreviousCAs = 2
 // also holds the CAs of the stored bundle that are still valid at now (at
 // most maxPreviousCAs): a replica that has not picked up the new
 // certificate yet keeps serving one the API server trusts.
-func renewal(d decision, now time.Time, validity time.Duration) (Material, error) {
-	m, err := Generate(d.names, now, validity)
+func renewal(d decision, now time.Time, validity time.Duration) (certs.Material, error) {
+	m, err := certs.Generate(d.names, now, validity)
 	if err != nil || d.stored == nil {
 		return m, err
 	}
@@ -214,6 +216,6 @@ func renewal(d decision, now time.Time, validity time.Duration) (Material, error
 }
 
 // secretData is m as a kubernetes.io/tls Secret's data.
-func (m Material) secretData() map[string][]byte {
-	return map[string][]byte{CertFile: m.Cert, KeyFile: m.Key, CAFile: m.CA}
+func secretData(m certs.Material) map[string][]byte {
+	return map[string][]byte{certs.CertFile: m.Cert, certs.KeyFile: m.Key, certs.CAFile: m.CA}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/certs"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 )
 
@@ -25,9 +26,9 @@ const year = 365 * 24 * time.Hour
 
 // material generates a certificate for names, made at made, valid for a
 // year.
-func material(t *testing.T, made time.Time, names ...string) Material {
+func material(t *testing.T, made time.Time, names ...string) certs.Material {
 	t.Helper()
-	m, err := Generate(names, made, year)
+	m, err := certs.Generate(names, made, year)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,21 +48,21 @@ func TestDecide(t *testing.T) {
 		names  []string // for create and replace
 	}{
 		{"missing", nil, actionCreate, "there is none", need},
-		{"valid", fresh.secretData(), actionKeep, "", nil},
-		{"valid, made by another CA", other.secretData(), actionKeep, "", nil},
-		{"a wildcard covers the name", material(t, now, "*.ops.svc", "127.0.0.1").secretData(), actionKeep, "", nil},
-		{"expiring", material(t, now.Add(-340*24*time.Hour), need...).secretData(), actionReplace, "it expires at 2026-12-19", need},
-		{"expired", material(t, now.Add(-400*24*time.Hour), need...).secretData(), actionReplace, "it expired at 2026-10-20", need},
-		{"a name not covered", material(t, now, "kopf-wasm.ops.svc", "10.0.0.1").secretData(), actionReplace, "it does not name 127.0.0.1",
+		{"valid", secretData(fresh), actionKeep, "", nil},
+		{"valid, made by another CA", secretData(other), actionKeep, "", nil},
+		{"a wildcard covers the name", secretData(material(t, now, "*.ops.svc", "127.0.0.1")), actionKeep, "", nil},
+		{"expiring", secretData(material(t, now.Add(-340*24*time.Hour), need...)), actionReplace, "it expires at 2026-12-19", need},
+		{"expired", secretData(material(t, now.Add(-400*24*time.Hour), need...)), actionReplace, "it expired at 2026-10-20", need},
+		{"a name not covered", secretData(material(t, now, "kopf-wasm.ops.svc", "10.0.0.1")), actionReplace, "it does not name 127.0.0.1",
 			[]string{"kopf-wasm.ops.svc", "127.0.0.1", "10.0.0.1"}},
 		{"empty: a placeholder", map[string][]byte{}, actionFill, "it holds no certificate yet", need},
-		{"a kubernetes.io/tls placeholder", map[string][]byte{CertFile: {}, KeyFile: []byte("\n")}, actionFill, "it holds no certificate yet", need},
-		{"only ca.crt", map[string][]byte{CAFile: fresh.CA}, actionMalformed, "it has no tls.crt", nil},
-		{"no ca.crt", map[string][]byte{CertFile: fresh.Cert, KeyFile: fresh.Key}, actionMalformed, "it has no ca.crt", nil},
-		{"garbage certificate", map[string][]byte{CertFile: []byte("garbage"), KeyFile: fresh.Key, CAFile: fresh.CA}, actionMalformed, "tls.crt and tls.key:", nil},
-		{"another's key", map[string][]byte{CertFile: fresh.Cert, KeyFile: other.Key, CAFile: fresh.CA}, actionMalformed, "tls.crt and tls.key:", nil},
-		{"another CA", map[string][]byte{CertFile: fresh.Cert, KeyFile: fresh.Key, CAFile: other.CA}, actionMalformed, "tls.crt is not signed by a CA of ca.crt", nil},
-		{"ca.crt not PEM", map[string][]byte{CertFile: fresh.Cert, KeyFile: fresh.Key, CAFile: []byte("x")}, actionMalformed, "ca.crt: no PEM certificate", nil},
+		{"a kubernetes.io/tls placeholder", map[string][]byte{certs.CertFile: {}, certs.KeyFile: []byte("\n")}, actionFill, "it holds no certificate yet", need},
+		{"only ca.crt", map[string][]byte{certs.CAFile: fresh.CA}, actionMalformed, "it has no tls.crt", nil},
+		{"no ca.crt", map[string][]byte{certs.CertFile: fresh.Cert, certs.KeyFile: fresh.Key}, actionMalformed, "it has no ca.crt", nil},
+		{"garbage certificate", map[string][]byte{certs.CertFile: []byte("garbage"), certs.KeyFile: fresh.Key, certs.CAFile: fresh.CA}, actionMalformed, "tls.crt and tls.key:", nil},
+		{"another's key", map[string][]byte{certs.CertFile: fresh.Cert, certs.KeyFile: other.Key, certs.CAFile: fresh.CA}, actionMalformed, "tls.crt and tls.key:", nil},
+		{"another CA", map[string][]byte{certs.CertFile: fresh.Cert, certs.KeyFile: fresh.Key, certs.CAFile: other.CA}, actionMalformed, "tls.crt is not signed by a CA of ca.crt", nil},
+		{"ca.crt not PEM", map[string][]byte{certs.CertFile: fresh.Cert, certs.KeyFile: fresh.Key, certs.CAFile: []byte("x")}, actionMalformed, "ca.crt: no PEM certificate", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,8 +84,8 @@ func TestRenewalKeepsPreviousCAs(t *testing.T) {
 	older := material(t, now.Add(-400*24*time.Hour), "a.svc") // expired
 	oldest := material(t, now.Add(-300*24*time.Hour), "a.svc")
 	third := material(t, now.Add(-200*24*time.Hour), "a.svc")
-	data := old.secretData()
-	data[CAFile] = slices.Concat(old.CA, older.CA, oldest.CA, third.CA)
+	data := secretData(old)
+	data[certs.CAFile] = slices.Concat(old.CA, older.CA, oldest.CA, third.CA)
 	d := decide(data, []string{"a.svc"}, now, 30*24*time.Hour)
 	if d.action != actionReplace {
 		t.Fatalf("decide = %v %q", d.action, d.reason)
@@ -93,14 +94,14 @@ func TestRenewalKeepsPreviousCAs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := parseStored(m.secretData())
+	st, err := parseStored(secretData(m))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(st.cas) != 1+maxPreviousCAs || st.leaf.CheckSignatureFrom(st.cas[0]) != nil {
 		t.Fatalf("%d CAs; the first must sign the new certificate", len(st.cas))
 	}
-	for i, want := range []Material{old, oldest} {
+	for i, want := range []certs.Material{old, oldest} {
 		if !bytes.Equal(pemOf(t, want.CA), st.cas[i+1].Raw) {
 			t.Errorf("CA %d is not the %d-th valid previous one", i+1, i+1)
 		}
@@ -189,10 +190,10 @@ func (s *memStore) put(key string, sec kube.Secret) *kube.Secret {
 	return &sec
 }
 
-func (s *memStore) set(t *testing.T, m Material) {
+func (s *memStore) set(t *testing.T, m certs.Material) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.put("ops/cert", kube.Secret{Type: SecretType, Data: m.secretData()})
+	s.put("ops/cert", kube.Secret{Type: SecretType, Data: secretData(m)})
 }
 
 func newShared(store SecretStore) *sharedCert {
@@ -271,13 +272,13 @@ func TestSharedSync(t *testing.T) {
 			t.Fatal(err)
 		}
 		sec := store.secrets["ops/cert"]
-		if store.writes != 2 || sec.Type != "Opaque" || len(got.cas) != 1 || !bytes.Equal(sec.Data[CertFile], got.material.Cert) {
+		if store.writes != 2 || sec.Type != "Opaque" || len(got.cas) != 1 || !bytes.Equal(sec.Data[certs.CertFile], got.material.Cert) {
 			t.Errorf("%d writes, type %q, %d CAs", store.writes, sec.Type, len(got.cas))
 		}
 	})
 	t.Run("malformed: left alone, one line saying to delete it", func(t *testing.T) {
 		store := &memStore{}
-		store.put("ops/cert", kube.Secret{Type: SecretType, Data: map[string][]byte{CertFile: []byte("x")}})
+		store.put("ops/cert", kube.Secret{Type: SecretType, Data: map[string][]byte{certs.CertFile: []byte("x")}})
 		_, err := newShared(store).sync(ctx)
 		want := "admission: the Secret ops/cert holds no usable webhook certificate (it has no tls.key); delete it to have a new one generated: kubectl delete secret -n ops cert"
 		if err == nil || err.Error() != want || store.writes != 1 {

@@ -18,6 +18,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/internal/webhookname"
 )
 
 // conversion answers a ConversionReview (apiextensions.k8s.io/v1) on the
@@ -194,7 +195,7 @@ func conversionFor(h *registry.Handler, ep Endpoint) (crd string, conversion jso
 		}
 		cc["service"] = svc
 	} else {
-		cc["url"] = ep.URL + HandlerPath(h.Module, h.ID())
+		cc["url"] = ep.URL + webhookname.Path(h.Module, h.ID())
 	}
 	conversion, err = json.Marshal(map[string]any{
 		"strategy": "Webhook",

@@ -18,6 +18,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/certs"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -46,7 +47,7 @@ type Engine struct {
 	mu      sync.Mutex
 	runCtx  context.Context
 	httpSrv *http.Server
-	certs   *Certs
+	certs   *certs.Certs
 	shared  *sharedCert // nil unless settings.Admission.CertSecret
 	url     string      // https://host:port
 	done    chan struct{}
@@ -268,20 +269,20 @@ func (e *Engine) start(ctx context.Context) error {
 // loadCerts reads the certificate folder, takes the shared certificate of
 // the Secret, or generates a certificate for the server's names, and
 // dumps its CA when asked to; e.mu is held.
-func (e *Engine) loadCerts(ctx context.Context, host, listenHost string) (*Certs, error) {
+func (e *Engine) loadCerts(ctx context.Context, host, listenHost string) (*certs.Certs, error) {
 	s := e.srv.opts.Settings
 	if s.CertDir != "" {
-		return FromDir(s.CertDir)
+		return certs.FromDir(s.CertDir)
 	}
 	names := certNames(s, host, listenHost)
 	if s.CertSecret != "" {
 		return e.loadShared(ctx, names)
 	}
-	m, err := Generate(names, time.Now(), s.CertValidity)
+	m, err := certs.Generate(names, time.Now(), s.CertValidity)
 	if err != nil {
 		return nil, err
 	}
-	certs, err := fromMaterial(m)
+	certs, err := certs.FromMaterial(m)
 	if err != nil {
 		return nil, err
 	}

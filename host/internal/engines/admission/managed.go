@@ -2,16 +2,15 @@ package admission
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/internal/webhookname"
 )
 
 // Webhooks are the entries of the managed configurations.
@@ -64,7 +63,7 @@ func WebhooksOf(reg *registry.Registry, managed string, ep Endpoint, keep func(*
 				sideEffects = admissionregistrationv1.SideEffectClassNoneOnDryRun
 			}
 			timeout := ep.TimeoutSeconds
-			name := WebhookName(h.Module, h.ID(), managed)
+			name := webhookname.Name(h.Module, h.ID(), managed)
 			cc := admissionregistrationv1.WebhookClientConfig{CABundle: ep.CABundle}
 			if ep.Service != nil {
 				svc := *ep.Service
@@ -72,7 +71,7 @@ func WebhooksOf(reg *registry.Registry, managed string, ep Endpoint, keep func(*
 				svc.Path = &path
 				cc.Service = &svc
 			} else {
-				url := ep.URL + HandlerPath(h.Module, h.ID())
+				url := ep.URL + webhookname.Path(h.Module, h.ID())
 				cc.URL = &url
 			}
 			rules := []admissionregistrationv1.RuleWithOperations{rule(h)}
@@ -144,30 +143,6 @@ func objectSelector(labels map[string]abi.MetaFilter) *metav1.LabelSelector {
 		sel.MatchExpressions = append(sel.MatchExpressions, req)
 	}
 	return sel
-}
-
-// WebhookName is a handler's webhook name, "<id>.<module>.<managed>": the
-// id and module lower-cased, "/" turned into ".", "_" into "-", and any
-// other character a DNS name cannot hold hex-encoded as "x<hex>".
-func WebhookName(module, id, managed string) string {
-	return dnsPart(id) + "." + dnsPart(module) + "." + managed
-}
-
-func dnsPart(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
-			b.WriteRune(r)
-		case r == '/':
-			b.WriteByte('.')
-		case r == '_':
-			b.WriteByte('-')
-		default:
-			fmt.Fprintf(&b, "x%x", r)
-		}
-	}
-	return strings.Trim(b.String(), "-.")
 }
 
 // JSON encodes the entries of one configuration as the list under

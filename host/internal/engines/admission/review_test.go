@@ -26,20 +26,6 @@ func mutate(id string, opts abi.Options) abi.HandlerSpec {
 	return abi.HandlerSpec{ID: id, Kind: abi.KindMutate, Resource: sel, Options: opts}
 }
 
-func TestHandlerPath(t *testing.T) {
-	for id, want := range map[string]string{
-		"check":           "/m/check",
-		"parent/child":    "/m/parent/child",
-		"fn/spec.field":   "/m/fn/spec.field",
-		"odd name?#":      "/m/odd%20name%3F%23",
-		"check_something": "/m/check_something",
-	} {
-		if got := admission.HandlerPath("m", id); got != want {
-			t.Errorf("HandlerPath(m, %q) = %q, want %q", id, got, want)
-		}
-	}
-}
-
 // A Service's path has DNS-1123 segments (the API server refuses others):
 // the handler's Service path is lower case with "_" and other characters
 // as "-", and the server answers it as the handler's own path.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -59,22 +58,12 @@ const (
 	PathMutate   = "/mutate"
 )
 
-// HandlerPath is the path of one handler: "/<module>/<handler-id>", each
-// element of the id escaped as a URL path segment.
-func HandlerPath(module, id string) string {
-	parts := strings.Split(id, "/")
-	for i, p := range parts {
-		parts[i] = url.PathEscape(p)
-	}
-	return "/" + url.PathEscape(module) + "/" + strings.Join(parts, "/")
-}
-
 // ServicePath is the path of a handler for a webhook reached through a
 // Service: the API server requires each segment of a Service's path to be
 // a DNS-1123 subdomain, so the module and each part of the id are lower
 // case, with any character other than a letter, a digit, "-" or "."
 // replaced by "-" (Kopf's ids are function names: "check_field" becomes
-// "check-field"). The server answers it as [HandlerPath]; of two handlers
+// "check-field"). The server answers it as [webhookname.Path]; of two handlers
 // of a module whose ids make the same path, the first registered answers.
 func ServicePath(module, id string) string {
 	parts := strings.Split(id, "/")

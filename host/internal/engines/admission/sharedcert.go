@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/certs"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 )
 
@@ -90,12 +91,12 @@ func (s *sharedCert) write(ctx context.Context, d decision, sec *kube.Secret) (_
 		return nil, false, err
 	}
 	if d.action == actionCreate {
-		_, err = s.store.CreateSecret(ctx, s.namespace, s.name, kube.Secret{Type: SecretType, Data: m.secretData()})
+		_, err = s.store.CreateSecret(ctx, s.namespace, s.name, kube.Secret{Type: SecretType, Data: secretData(m)})
 		lost = errors.Is(err, kube.ErrExists)
 	} else {
 		// The type stays: it cannot change, and a certificate that loaded
 		// serves whatever the Secret's type.
-		_, err = s.store.UpdateSecret(ctx, s.namespace, s.name, kube.Secret{Type: sec.Type, Data: m.secretData(), ResourceVersion: sec.ResourceVersion})
+		_, err = s.store.UpdateSecret(ctx, s.namespace, s.name, kube.Secret{Type: sec.Type, Data: secretData(m), ResourceVersion: sec.ResourceVersion})
 		lost = errors.Is(err, kube.ErrConflict) || errors.Is(err, kube.ErrGone)
 	}
 	if lost {
@@ -104,7 +105,7 @@ func (s *sharedCert) write(ctx context.Context, d decision, sec *kube.Secret) (_
 	if err != nil {
 		return nil, false, fmt.Errorf("admission: webhook certificate: %w", err)
 	}
-	st, err := parseStored(m.secretData())
+	st, err := parseStored(secretData(m))
 	if err != nil {
 		return nil, false, fmt.Errorf("admission: BUG: a generated certificate does not load: %w", err)
 	}
@@ -146,7 +147,7 @@ func (s *sharedCert) report(err error) {
 // reason is logged and the server starts without a certificate: its
 // handshakes fail and the configurations are left as the other replicas
 // wrote them, until followShared gets one; e.mu is held.
-func (e *Engine) loadShared(ctx context.Context, names []string) (*Certs, error) {
+func (e *Engine) loadShared(ctx context.Context, names []string) (*certs.Certs, error) {
 	s := e.srv.opts.Settings
 	if e.secrets == nil {
 		return nil, fmt.Errorf("admission: admission.certSecret %s: no cluster to keep it in", s.CertSecret)
@@ -154,7 +155,7 @@ func (e *Engine) loadShared(ctx context.Context, names []string) (*Certs, error)
 	ns, name, _ := strings.Cut(s.CertSecret, "/")
 	e.shared = &sharedCert{store: e.secrets, namespace: ns, name: name, names: names,
 		validity: s.CertValidity, renew: s.CertRenewBefore, now: time.Now, log: e.log}
-	e.certs = &Certs{}
+	e.certs = &certs.Certs{}
 	e.adoptShared(ctx, false)
 	return e.certs, nil
 }
@@ -196,13 +197,13 @@ func (e *Engine) adoptShared(ctx context.Context, configure bool) bool {
 		return false
 	}
 	previous := e.certs.Bundle()
-	e.certs.setBundle(st.material.CA)
+	e.certs.SetBundle(st.material.CA)
 	if configure {
 		if err := e.configure(ctx, e.srv.opts.Registry(), nil); err != nil {
 			// The configurations may still trust only the previous CAs:
 			// keep serving the previous certificate, and try again at the
 			// next sync.
-			e.certs.setBundle(previous)
+			e.certs.SetBundle(previous)
 			e.shared.forget()
 			e.log.Error(err.Error()+"; the new webhook certificate is not served until the caBundle is written",
 				"secret", e.srv.opts.Settings.CertSecret)
@@ -210,7 +211,7 @@ func (e *Engine) adoptShared(ctx context.Context, configure bool) bool {
 		}
 	}
 	cert := st.cert
-	e.certs.setCert(&cert)
+	e.certs.SetCert(&cert)
 	if err := e.dumpCA(st.material.CA); err != nil {
 		e.log.Error(err.Error())
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/certs"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/engines/admission"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -155,7 +156,7 @@ func TestSharedCertReplicas(t *testing.T) {
 	// allServe: every replica serves the Secret's certificate, trusted
 	// by its ca.crt, which is every replica's bundle and the caBundle.
 	allServe := func() error {
-		ca, cert := cluster.data(key, admission.CAFile), cluster.data(key, admission.CertFile)
+		ca, cert := cluster.data(key, certs.CAFile), cluster.data(key, certs.CertFile)
 		for i, e := range replicas {
 			if !bytes.Equal(e.Bundle(), ca) {
 				return fmt.Errorf("replica %d's bundle is not the Secret's ca.crt", i)
@@ -176,27 +177,27 @@ func TestSharedCertReplicas(t *testing.T) {
 	if err := allServe(); err != nil {
 		t.Fatal(err)
 	}
-	first := cluster.data(key, admission.CertFile)
+	first := cluster.data(key, certs.CertFile)
 
 	// A certificate near its end, as a year-old Secret holds it.
-	old, err := admission.Generate([]string{"127.0.0.1"}, time.Now().Add(-360*24*time.Hour), 365*24*time.Hour)
+	old, err := certs.Generate([]string{"127.0.0.1"}, time.Now().Add(-360*24*time.Hour), 365*24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster.replace(key, map[string][]byte{admission.CertFile: old.Cert, admission.KeyFile: old.Key, admission.CAFile: old.CA})
+	cluster.replace(key, map[string][]byte{certs.CertFile: old.Cert, certs.KeyFile: old.Key, certs.CAFile: old.CA})
 	eventually(t, 10*time.Second, "the expiring certificate replaced and served by both", func() error {
-		if c := cluster.data(key, admission.CertFile); bytes.Equal(c, old.Cert) || bytes.Equal(c, first) {
+		if c := cluster.data(key, certs.CertFile); bytes.Equal(c, old.Cert) || bytes.Equal(c, first) {
 			return errors.New("not replaced")
 		}
 		return allServe()
 	})
-	if ca := cluster.data(key, admission.CAFile); !bytes.HasSuffix(ca, old.CA) {
+	if ca := cluster.data(key, certs.CAFile); !bytes.HasSuffix(ca, old.CA) {
 		t.Error("the replacement's ca.crt does not keep the previous CA")
 	}
 
-	good := cluster.data(key, admission.CertFile)
-	goodCA := cluster.data(key, admission.CAFile)
-	cluster.replace(key, map[string][]byte{admission.CertFile: []byte("garbage")})
+	good := cluster.data(key, certs.CertFile)
+	goodCA := cluster.data(key, certs.CAFile)
+	cluster.replace(key, map[string][]byte{certs.CertFile: []byte("garbage")})
 	gets := cluster.reads()
 	eventually(t, 10*time.Second, "each replica read the malformed Secret a few times", func() error {
 		if n := cluster.reads() - gets; n < 6 {
@@ -209,13 +210,13 @@ func TestSharedCertReplicas(t *testing.T) {
 			t.Errorf("replica %d stopped serving the last good certificate: %v", i, err)
 		}
 	}
-	if c := cluster.data(key, admission.CertFile); string(c) != "garbage" {
+	if c := cluster.data(key, certs.CertFile); string(c) != "garbage" {
 		t.Error("the malformed Secret was overwritten")
 	}
 
 	cluster.replace(key, nil)
 	eventually(t, 10*time.Second, "a deleted Secret made again and served by both", func() error {
-		if c := cluster.data(key, admission.CertFile); len(c) == 0 || bytes.Equal(c, good) {
+		if c := cluster.data(key, certs.CertFile); len(c) == 0 || bytes.Equal(c, good) {
 			return errors.New("not made again")
 		}
 		return allServe()
@@ -261,16 +262,16 @@ func TestSharedCertNotServedUntilTrusted(t *testing.T) {
 	if err := e.Update(ctx); err != nil {
 		t.Fatal(err)
 	}
-	oldCA, oldCert := cluster.data(key, admission.CAFile), cluster.data(key, admission.CertFile)
+	oldCA, oldCert := cluster.data(key, certs.CAFile), cluster.data(key, certs.CertFile)
 
 	// Another replica's certificate, by a new CA that does not keep the old one.
 	cluster.failing.Store(true)
-	other, err := admission.Generate([]string{"127.0.0.1"}, time.Now(), 365*24*time.Hour)
+	other, err := certs.Generate([]string{"127.0.0.1"}, time.Now(), 365*24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gets := cluster.reads()
-	cluster.replace(key, map[string][]byte{admission.CertFile: other.Cert, admission.KeyFile: other.Key, admission.CAFile: other.CA})
+	cluster.replace(key, map[string][]byte{certs.CertFile: other.Cert, certs.KeyFile: other.Key, certs.CAFile: other.CA})
 	eventually(t, 10*time.Second, "the new Secret read a few times", func() error {
 		if n := cluster.reads() - gets; n < 3 {
 			return fmt.Errorf("%d reads", n)

@@ -9,6 +9,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"k8s.io/utils/clock"
 )
 
 // Blocker is the gate's blocker while this replica does not lead.
@@ -31,6 +32,10 @@ type Options struct {
 	// OnLeading, when set, is called each time this replica starts to
 	// lead (tests and benchmarks: the failover time).
 	OnLeading func()
+	// Clock times the wait for the cycles in flight when the Lease is
+	// lost. Default the real clock; tests pass a fake one. (client-go's
+	// elector keeps its own real clock for the Lease itself.)
+	Clock clock.Clock
 }
 
 // Elector campaigns for the Lease and opens the gate while it holds it.
@@ -45,6 +50,9 @@ type Elector struct {
 func New(opts Options) (*Elector, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
 	e := &Elector{opts: opts, log: opts.Logger, where: opts.Namespace + "/" + opts.Name}
 	opts.Gate.Block(Blocker, fmt.Sprintf("leader election: not the leader of Lease %s", e.where))
@@ -86,8 +94,17 @@ func (e *Elector) stopped() {
 	}
 	e.log.Warn(fmt.Sprintf("Not leading any more: Lease %s lost or released; handling stops.", e.where))
 	margin := max(e.opts.Settings.LeaseDuration-e.opts.Settings.RenewDeadline, time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), margin)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	timer := e.opts.Clock.NewTimer(margin)
+	defer timer.Stop()
+	go func() {
+		select {
+		case <-timer.C():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	if err := e.opts.Gate.Drained(ctx); err != nil {
 		e.log.Error(fmt.Sprintf("Cycles still in flight %s after losing Lease %s: %d; another replica may lead meanwhile.",
 			margin, e.where, e.opts.Gate.InFlight()))

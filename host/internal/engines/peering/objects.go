@@ -57,8 +57,8 @@ func (p *Peering) keepAlive(ctx context.Context) {
 		if _, ok := p.status(ns); !ok {
 			continue
 		}
-		rec := p.self(time.Now())
-		err := p.opts.Kube.PatchPeering(ctx, p.res, ns, p.opts.Settings.Name, map[string]any{rec.ID: rec.Record()})
+		rec := p.self(p.clock.Now())
+		err := p.patch(ctx, p.res, ns, p.opts.Settings.Name, map[string]any{rec.ID: rec.Record()})
 		switch {
 		case errors.Is(err, kube.ErrGone):
 			p.log.Warn(fmt.Sprintf("Keep-alive in %s: not found.", p.where(ns)))
@@ -78,7 +78,7 @@ func (p *Peering) goodbye() {
 		if _, ok := p.status(ns); !ok {
 			continue
 		}
-		if err := p.opts.Kube.PatchPeering(ctx, p.res, ns, p.opts.Settings.Name, map[string]any{p.opts.Identity: nil}); err != nil &&
+		if err := p.patch(ctx, p.res, ns, p.opts.Settings.Name, map[string]any{p.opts.Identity: nil}); err != nil &&
 			!errors.Is(err, kube.ErrGone) {
 			p.log.Warn(fmt.Sprintf("Removing this host's record from peering %s failed: %v", p.where(ns), err))
 		}
@@ -89,7 +89,7 @@ func (p *Peering) goodbye() {
 // when the earliest blocking record expires (zero when none does).
 func (p *Peering) decide(ctx context.Context) time.Time {
 	var next time.Time
-	now := time.Now()
+	now := p.clock.Now()
 	for _, ns := range p.namespaces() {
 		name := blocker(ns, p.opts.Settings.Name)
 		peers, ok := p.status(ns)
@@ -149,7 +149,7 @@ func (p *Peering) apply(ns, name string, d Decision) {
 			p.log.Info(fmt.Sprintf("Pausing operations in favour of %s.", list(d.Blocking)))
 		} else {
 			p.log.Warn(fmt.Sprintf("Possibly conflicting operators with the same priority: %s.", list(d.Blocking)))
-			p.log.Warn(fmt.Sprintf("Pausing all operators, including self: %s.", list(append(d.Blocking, p.self(time.Now())))))
+			p.log.Warn(fmt.Sprintf("Pausing all operators, including self: %s.", list(append(d.Blocking, p.self(p.clock.Now())))))
 		}
 	}
 	p.opts.Gate.Block(name, d.reason(p.where(ns)))
@@ -162,7 +162,7 @@ func (p *Peering) clean(ctx context.Context, ns string, dead []Peer) {
 		patch[d.ID] = nil
 	}
 	p.log.Info(fmt.Sprintf("Cleaning dead peers from peering %s: %s.", p.where(ns), list(dead)))
-	if err := p.opts.Kube.PatchPeering(ctx, p.res, ns, p.opts.Settings.Name, patch); err != nil && ctx.Err() == nil {
+	if err := p.patch(ctx, p.res, ns, p.opts.Settings.Name, patch); err != nil && ctx.Err() == nil {
 		p.log.Warn(fmt.Sprintf("Cleaning dead peers from peering %s failed: %v", p.where(ns), err))
 	}
 }

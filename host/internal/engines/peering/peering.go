@@ -10,6 +10,8 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
 )
 
 // BlockerCRD is the gate's blocker while a mandatory peering's CRD is
@@ -39,6 +41,9 @@ type Options struct {
 	Identity string
 	// Logger receives Kopf's peering messages. Default slog.Default().
 	Logger *slog.Logger
+	// Clock times the keep-alives and the records' expiry. Default the
+	// real clock; tests pass a fake one.
+	Clock clock.Clock
 }
 
 // Peering keeps this host's keep-alive in the peering objects and pauses
@@ -46,8 +51,12 @@ type Options struct {
 type Peering struct {
 	opts  Options
 	log   *slog.Logger
+	clock clock.Clock
 	res   kube.Resource
-	watch *kube.Watch
+	// watch holds the peering objects (Run's *kube.Watch); patch writes
+	// records into them (the client's PatchPeering).
+	watch objectStore
+	patch func(ctx context.Context, res kube.Resource, ns, name string, patch map[string]any) error
 	dirty chan struct{}
 	// states are the last decisions by blocker name.
 	states map[string]string
@@ -55,14 +64,27 @@ type Peering struct {
 	absent map[string]bool
 }
 
+// objectStore is where the peering objects are read: the watch's cache.
+type objectStore interface {
+	Get(namespace, name string) (*unstructured.Unstructured, bool)
+	Namespaces() []string
+}
+
 // New returns a peering ready to [Peering.Run].
 func New(opts Options) *Peering {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	opts.Gate.Block(BlockerStart, "peering: waiting for the first decision")
-	return &Peering{opts: opts, log: opts.Logger, dirty: make(chan struct{}, 1),
+	p := &Peering{opts: opts, log: opts.Logger, clock: opts.Clock, dirty: make(chan struct{}, 1),
 		states: map[string]string{}, absent: map[string]bool{}}
+	if opts.Kube != nil {
+		p.patch = opts.Kube.PatchPeering
+	}
+	return p
 }
 
 // started lifts [BlockerStart]: the first decision is made (its own
@@ -110,22 +132,22 @@ func (p *Peering) Run(ctx context.Context) {
 		p.opts.Gate.Unblock(BlockerCRD)
 	}
 	defer p.goodbye()
-	keepAlive := time.NewTimer(0)
+	keepAlive := p.clock.NewTimer(0)
 	defer keepAlive.Stop()
-	next := time.NewTimer(time.Hour)
+	next := p.clock.NewTimer(time.Hour)
 	defer next.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-keepAlive.C:
+		case <-keepAlive.C():
 			p.keepAlive(ctx)
 			keepAlive.Reset(keepAliveInterval(p.opts.Settings.Lifetime))
 		case <-p.dirty:
-		case <-next.C:
+		case <-next.C():
 		}
 		if at := p.decide(ctx); !at.IsZero() {
-			next.Reset(time.Until(at) + 10*time.Millisecond)
+			next.Reset(at.Sub(p.clock.Now()) + 10*time.Millisecond)
 		}
 		p.started()
 	}
@@ -157,7 +179,7 @@ func (p *Peering) resolve(ctx context.Context) bool {
 		switch {
 		case errors.Is(err, kube.ErrNotServed) && !p.opts.Settings.Mandatory:
 			p.log.Info(fmt.Sprintf("The peering CRD (%s) is not installed: running as standalone "+
-				"(install deploy/peering/crds.yaml to coordinate hosts, or pass --standalone to say so).", kind))
+				"(install deploy/peering/crds.yaml to coordinate hosts, or run standalone, settings peering.standalone, to say so).", kind))
 			return false
 		case errors.Is(err, kube.ErrNotServed):
 			p.opts.Gate.Block(BlockerCRD, fmt.Sprintf("peering %q is mandatory and the %s CRD is missing", p.opts.Settings.Name, kind))
@@ -172,7 +194,7 @@ func (p *Peering) resolve(ctx context.Context) bool {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(p.opts.Settings.CRDRetryInterval):
+		case <-p.clock.After(p.opts.Settings.CRDRetryInterval):
 		}
 	}
 }

@@ -23,7 +23,9 @@
 //
 // # Who calls it, what it calls
 //
-// The host's liveness endpoint calls [Prober.Probe] (through the reactor,
-// which owns the prober); the prober calls the handlers through
-// execution.Executor with the operator's memo (Kopf's probes get it).
+// The host's operator (host/internal/operator, its spawn) builds the
+// [Prober] and the liveness endpoint ([Liveness], Kopf's health reporter,
+// which serves the prober's reports and the host's paused-or-handling
+// status); the prober calls the handlers through execution.Executor with
+// the operator's memo (Kopf's probes get it).
 package probing

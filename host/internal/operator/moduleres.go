@@ -1,0 +1,181 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/hosterr"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/oci"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+)
+
+// moduleResource is the Module resource: a module that every host run with
+// Options.ModuleResources serves, named by an OCI reference in spec.source.
+var moduleResource = abi.ResourceSelector{Group: "kopf-wasm.dev", Version: "v1", Name: "modules"}
+
+// moduleResources keeps the host's module set in line with the cluster's
+// Module objects: it pulls and loads the source of a new or changed object
+// in the background, swaps it in, and writes what it loaded (or why it
+// could not) into the object's status. A version that fails leaves the
+// previous one serving.
+type moduleResources struct {
+	kc     *kube.Client
+	rt     *wasmrt.Runtime
+	set    *moduleSet
+	pull   *modules.Puller
+	log    *slog.Logger
+	res    kube.Resource
+	watch  *kube.Watch
+	queue  workqueue.TypedDelayingInterface[string]
+	every  time.Duration // tag polling
+	loaded map[string]loadedModule
+	busy   atomic.Bool // a Module object is being served
+}
+
+type loadedModule struct {
+	source, digest string
+	generation     int64
+}
+
+// startModuleResources watches the Module objects until ctx ends.
+func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runtime, set *moduleSet, opts Options) error {
+	res, err := kc.Resolve(ctx, moduleResource)
+	if err != nil {
+		return fmt.Errorf("%w: the Module resource is not served (%v): kubectl apply -f deploy/crds/modules.kopf-wasm.dev.yaml, or run without module resources", hosterr.ErrUsage, err)
+	}
+	pull, err := opts.NewPuller()
+	if err != nil {
+		return err
+	}
+	m := &moduleResources{kc: kc, rt: rt, set: set, pull: pull, log: opts.Logger, res: res,
+		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, loaded: map[string]loadedModule{}}
+	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), func(ev kube.Event) { m.queue.Add(ev.Object.GetName()) })
+	if err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		m.queue.ShutDown()
+	}()
+	go m.work(ctx)
+	set.setResources(m)
+	return nil
+}
+
+func (m *moduleResources) work(ctx context.Context) {
+	for {
+		name, shutdown := m.queue.Get()
+		if shutdown {
+			return
+		}
+		m.busy.Store(true)
+		m.reconcile(ctx, name)
+		m.busy.Store(false)
+		m.queue.Done(name)
+	}
+}
+
+// ready says whether every Module object listed so far has been served
+// (loaded, or its failure written in its status).
+func (m *moduleResources) ready() error {
+	if !m.watch.HasSynced() || m.queue.Len() > 0 || m.busy.Load() {
+		return errors.New("Module resources are being loaded")
+	}
+	return nil
+}
+
+// reconcile serves what the Module object name asks for now.
+func (m *moduleResources) reconcile(ctx context.Context, name string) {
+	obj, ok := m.watch.Get("", name)
+	if !ok {
+		if _, had := m.loaded[name]; had {
+			if err := m.set.setNamed(ctx, name, nil); err != nil {
+				m.log.Error(fmt.Sprintf("Module %s: unloading failed: %v", name, err))
+				return
+			}
+			delete(m.loaded, name)
+			m.log.Info("module unloaded", "resource", name)
+		}
+		return
+	}
+	source, _, _ := unstructured.NestedString(obj.Object, "spec", "source")
+	prev, had := m.loaded[name]
+	if had && prev.source == source && prev.generation == obj.GetGeneration() && modules.Pinned(source) {
+		return
+	}
+	if !modules.Pinned(source) && m.every > 0 {
+		defer m.queue.AddAfter(name, m.every) // a tag may move
+	}
+	mod, digest, err := m.load(ctx, name, source)
+	if err == nil && had && digest == prev.digest {
+		mod.Close() // the same version: nothing to swap
+		m.loaded[name] = loadedModule{source: source, digest: digest, generation: obj.GetGeneration()}
+		return
+	}
+	if err == nil {
+		if err = m.set.setNamed(ctx, name, mod); err != nil {
+			mod.Close()
+		}
+	}
+	if err != nil {
+		metrics.ModuleFailed("Module/" + name)
+		msg := fmt.Sprintf("%v; the previous version, if any, keeps serving", err)
+		m.log.Error(fmt.Sprintf("Module %s: %s", name, msg))
+		m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "error": err.Error()})
+		_ = m.kc.PostEvent(ctx, kube.RefOf(obj), abi.EventRequest{Type: "Warning", Reason: "LoadFailed", Message: msg})
+		return
+	}
+	m.loaded[name] = loadedModule{source: source, digest: digest, generation: obj.GetGeneration()}
+	man := mod.Manifest()
+	handlers := []string{}
+	for _, h := range man.Handlers {
+		handlers = append(handlers, h.ID+"="+string(h.Kind))
+	}
+	m.log.Info("module loaded from a Module resource", "resource", name, "module", man.Module.Name, "digest", digest)
+	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "source": source, "digest": digest,
+		"module": man.Module.Name, "version": man.Module.Version, "handlers": handlers, "error": nil})
+}
+
+// load pulls and loads a source.
+func (m *moduleResources) load(ctx context.Context, name, source string) (*wasmrt.Module, string, error) {
+	if source == "" || !oci.IsReference(source) {
+		return nil, "", fmt.Errorf("spec.source %q is not an OCI reference (registry/repository:tag or @digest)", source)
+	}
+	path, err := m.pull.Pull(ctx, source)
+	if err != nil {
+		return nil, "", err
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	mod, err := m.rt.Load(ctx, "Module/"+name, wasm)
+	if err != nil {
+		return nil, "", err
+	}
+	return mod, wasmrt.Digest(wasm), nil
+}
+
+// status merges fields into the object's status.
+func (m *moduleResources) status(ctx context.Context, name string, fields map[string]any) {
+	patch, err := json.Marshal(map[string]any{"status": fields})
+	if err == nil {
+		_, err = m.kc.Patch(ctx, m.res.ResourceRef, "", name, "status", abi.PatchMerge, patch)
+	}
+	if err != nil {
+		m.log.Warn(fmt.Sprintf("Module %s: writing its status failed: %v", name, err))
+	}
+}
