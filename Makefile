@@ -28,7 +28,8 @@
 # stops everything), `make cli` (bin/kopf-wasm), `make docs` (rewrites
 # docs/cli.md from the command tree and docs/settings.md from host/settings;
 # `make test` fails when either is stale), `make fuzz` (every fuzz target for
-# FUZZTIME each) and `make chaos` (the fault tests' long version).
+# FUZZTIME each), `make chaos` (the fault tests' long version) and `make help`
+# (this text). The documentation starts at docs/index.md.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -53,10 +54,14 @@ WASM_OUT := bin/wasm
 EXAMPLES_NATIVE_TESTS = $(shell cd examples && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .TestGoFiles}}{{.ImportPath}}{{end}}' ./... 2>/dev/null)
 GUEST_SDK_NATIVE = $(shell cd guest-sdk && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | grep -v ' github.com/extism/go-pdk' | cut -d' ' -f1)
 
-.PHONY: test unit unit-go check-go check-not-short deps controlplane wasm fmt vet gotest clean demo cli docs guest-toolchains guests guesttest fuzz
+.PHONY: help test unit unit-go check-go check-not-short deps controlplane wasm fmt vet gotest clean demo cli docs guest-toolchains guests guesttest fuzz
 
 test: check-go check-not-short deps controlplane wasm guests fmt vet guesttest gotest
 	@echo "make test: all passed"
+
+# The comment at the top of this file.
+help:
+	@sed -n '1,/^$$/{/^#/s/^# \{0,1\}//p}' $(firstword $(MAKEFILE_LIST))
 
 # The fast tier: no control plane (see the top of this file).
 unit: check-go wasm guest-toolchains unit-go guesttest
