@@ -15,12 +15,21 @@
 # building CPython for WASI with hack/python-runtime.sh; elsewhere a missing one
 # is one line that says what to run).
 #
+# The fast tier is `make unit`: every test that needs no control plane, in
+# every module (go test -short: testenv.Start and the e2e packages' TestMain
+# skip under -short, saying so), and the guest SDKs' own tests (make
+# guesttest). It builds no control plane; it needs the wasm modules (make
+# wasm, seconds when cached) and the guest toolchains (the tests build the
+# non-Go guests they load). `make test` never passes -short and refuses a
+# GOFLAGS that does, so there every end-to-end test runs.
+#
 # Also: `make demo` (hack/demo.sh: builds everything, starts the local control
 # plane, runs the example operator on an example object, shows the result,
 # stops everything), `make cli` (bin/kopf-wasm), `make docs` (rewrites
 # docs/cli.md from the command tree and docs/settings.md from host/settings;
 # `make test` fails when either is stale), `make fuzz` (every fuzz target for
-# FUZZTIME each) and `make chaos` (the fault tests' long version).
+# FUZZTIME each), `make chaos` (the fault tests' long version) and `make help`
+# (this text). The documentation starts at docs/index.md.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -45,10 +54,30 @@ WASM_OUT := bin/wasm
 EXAMPLES_NATIVE_TESTS = $(shell cd examples && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .TestGoFiles}}{{.ImportPath}}{{end}}' ./... 2>/dev/null)
 GUEST_SDK_NATIVE = $(shell cd guest-sdk && $(GO) list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | grep -v ' github.com/extism/go-pdk' | cut -d' ' -f1)
 
-.PHONY: test check-go deps controlplane wasm fmt vet gotest clean demo cli docs guest-toolchains guests guesttest fuzz
+.PHONY: help test unit unit-go check-go check-not-short deps controlplane wasm fmt vet gotest clean demo cli docs guest-toolchains guests guesttest fuzz
 
-test: check-go deps controlplane wasm guests fmt vet guesttest gotest
+test: check-go check-not-short deps controlplane wasm guests fmt vet guesttest gotest
 	@echo "make test: all passed"
+
+# The comment at the top of this file.
+help:
+	@sed -n '1,/^$$/{/^#/s/^# \{0,1\}//p}' $(firstword $(MAKEFILE_LIST))
+
+# The fast tier: no control plane (see the top of this file).
+unit: check-go wasm guest-toolchains unit-go guesttest
+	@echo "make unit: all passed (the end-to-end tests were skipped: make test runs them)"
+
+unit-go:
+	@echo "== go test -short: every module, without the control plane"
+	GO=$(GO) hack/gotest.sh -short -count=1 ./...
+	cd abi && $(GO) test -short -count=1 ./...
+	@pkgs="$(strip $(GUEST_SDK_NATIVE))"; if [ -n "$$pkgs" ]; then echo "cd guest-sdk && $(GO) test -short -count=1 $$pkgs"; cd guest-sdk && $(GO) test -short -count=1 $$pkgs; fi
+	@pkgs="$(strip $(EXAMPLES_NATIVE_TESTS))"; if [ -n "$$pkgs" ]; then echo "cd examples && $(GO) test -short -count=1 $$pkgs"; cd examples && $(GO) test -short -count=1 $$pkgs; fi
+
+# -short (make unit's switch) skips every end-to-end test; make test must not
+# inherit it from GOFLAGS.
+check-not-short:
+	@case " $${GOFLAGS:-} " in *short*) echo "make test: GOFLAGS ($$GOFLAGS) sets -short, which skips the end-to-end tests; unset it (make unit is the short tier)" >&2; exit 1;; esac
 
 check-go:
 	@command -v $(GO) >/dev/null 2>&1 || { echo "make: no Go toolchain ('$(GO)') on PATH; install Go 1.24 or newer (https://go.dev/doc/install) and run make again" >&2; exit 1; }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Departures the scenarios share (README.md, DESIGN.md).
+// Departures the scenarios share (docs/conformance.md, DESIGN.md).
 const (
 	departureOneCycle = "All due handlers of a cause run in one processing cycle and their outcomes go out in " +
 		"at most one PATCH per endpoint (Kopf's default `asap` lifecycle runs one handler per cycle: N handlers, N PATCHes)."

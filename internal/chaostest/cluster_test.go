@@ -53,6 +53,7 @@ type cluster struct {
 // the hosts' settings (YAML, keys of docs/settings.md; may be "").
 func newCluster(t testing.TB, opts testenv.Options, settings string) *cluster {
 	t.Helper()
+	testenv.SkipIfShort(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 // kopfWasm builds cmd/kopf-wasm (once) and returns the binary's path.
 func kopfWasm(t testing.TB) string {
 	t.Helper()
+	testenv.SkipIfShort(t) // every caller then starts the control plane
 	cli.once.Do(func() {
 		root, err := testenv.RepoRoot()
 		if err != nil {

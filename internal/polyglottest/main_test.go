@@ -34,6 +34,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if testenv.ShortMain() {
+		os.Exit(0)
+	}
 	os.Exit(func() int {
 		root, err := wasmtest.RepoRoot()
 		if err != nil {

@@ -36,6 +36,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -135,9 +136,12 @@ type Env struct {
 var setLoggerOnce sync.Once
 
 // Start is [New] for tests: it fails t when the control plane cannot start
-// and stops it when the test and its subtests finish.
+// and stops it when the test and its subtests finish. Under go test -short
+// (make unit) it skips t instead: an end-to-end test never runs there, and
+// make test never passes -short, so there it always runs.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
+	SkipIfShort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env, err := New(ctx, opts)
@@ -150,6 +154,32 @@ func Start(t testing.TB, opts Options) *Env {
 		}
 	})
 	return env
+}
+
+// ShortSkipReason is what an end-to-end test says when go test -short skips
+// it.
+const ShortSkipReason = "end-to-end: needs the control plane (skipped by go test -short, make unit)"
+
+// SkipIfShort skips t under go test -short. [Start] calls it; a test that
+// needs the control plane without calling Start calls it first.
+func SkipIfShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(ShortSkipReason)
+	}
+}
+
+// ShortMain is for the TestMain of a package whose every test needs the
+// control plane and which starts it before m.Run: it parses the test flags
+// and, under go test -short, prints [ShortSkipReason] and reports true, and
+// TestMain then exits 0 without starting anything.
+func ShortMain() bool {
+	flag.Parse()
+	if !testing.Short() {
+		return false
+	}
+	fmt.Println("skipped:", ShortSkipReason)
+	return true
 }
 
 // New builds the control plane if needed (see the package comment), starts

@@ -51,7 +51,7 @@ import (
 // override wasm.poolSize and wasm.guestGOGC; BENCH_CLIENTS the 16 clients;
 // BENCH_WASM loads another build of the module (a file).
 //
-// Figures: BENCHMARKS.md, "Admission webhooks".
+// Figures: docs/benchmarks/engines.md, "Admission webhooks" (the current ones in BENCHMARKS.md).
 func BenchmarkAdmission(b *testing.B) {
 	s := settings.Default()
 	if v := os.Getenv("BENCH_GOGC"); v != "" {
