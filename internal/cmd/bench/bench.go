@@ -36,6 +36,10 @@ type benchOptions struct {
 	// WasmModule and WasmOperator are prebuilt kopfexample.wasm and
 	// benchoperator binaries; empty builds them into WorkDir.
 	WasmModule, WasmOperator string
+	// BaselineOperator is a benchoperator binary built from another commit:
+	// the kopf-wasm-baseline contender runs it with the same module, to put
+	// a change's before and after side by side in one run.
+	BaselineOperator string
 	// NativeWorkers is the native controller's MaxConcurrentReconciles
 	// (kopf-wasm's settings.Default() runs 16 workers).
 	NativeWorkers int
@@ -78,7 +82,10 @@ var knownContenders = []string{"kopf-wasm", "native"}
 // recording none (the cost of metrics, metricscost.go).
 // kopf-wasm-python is kopf-wasm with the Python kopfexample module, kopf
 // Kopf 1.44.6 itself running that module's file (kopf.go).
-var extraContenders = []string{"kopf-wasm-scraped", "kopf-wasm-nometrics", pythonContender, kopfContender}
+// kopf-wasm-baseline is kopf-wasm run by -baseline-operator.
+var extraContenders = []string{"kopf-wasm-scraped", "kopf-wasm-nometrics", pythonContender, kopfContender, baselineContender}
+
+const baselineContender = "kopf-wasm-baseline"
 
 // withDefaults fills every unset option.
 func (o benchOptions) withDefaults() benchOptions {
@@ -144,6 +151,7 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Minute, "longest wait for an operator to start and handle the canary")
 	fs.StringVar(&o.WasmModule, "wasm", "", "prebuilt kopfexample.wasm (default: build it)")
 	fs.StringVar(&o.WasmOperator, "wasm-operator", "", "prebuilt host/internal/cmd/benchoperator binary (default: build it)")
+	fs.StringVar(&o.BaselineOperator, "baseline-operator", "", "benchoperator binary built from the commit to compare with, for "+baselineContender)
 	fs.StringVar(&o.PythonModule, "python-wasm", "", "prebuilt Python kopfexample module for "+pythonContender+" (default: build it with kopf-wasm build)")
 	fs.StringVar(&o.KopfSource, "kopf-source", "/work/kopf-1.44.6", "Kopf "+kopfVersion+"'s source, extracted from its tag, for the kopf contender")
 	fs.StringVar(&o.KopfPython, "kopf-python", "/usr/bin/python3", "the python3 that runs Kopf, with Debian's python3-aiohttp and kin")
@@ -190,6 +198,9 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 			return o, fmt.Errorf("-contenders: unknown contender %q (known: %s)", c, strings.Join(append(slices.Clone(knownContenders), extraContenders...), ", "))
 		}
 		o.Contenders = append(o.Contenders, c)
+	}
+	if slices.Contains(o.Contenders, baselineContender) && o.BaselineOperator == "" {
+		return o, fmt.Errorf("-contenders: %s needs -baseline-operator, a benchoperator built from the commit to compare with (go build -o FILE ./host/internal/cmd/benchoperator in a checkout of it)", baselineContender)
 	}
 	return o.withDefaults(), nil
 }

@@ -68,6 +68,11 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 			common = append(common, "-cache-dir", filepath.Join(d.o.WorkDir, "wasm-cache"))
 		}
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
+	case baselineContender: // the same, run by a benchoperator of another commit
+		if d.o.scale() || d.o.WasmCache {
+			common = append(common, "-cache-dir", filepath.Join(d.o.WorkDir, "wasm-cache-baseline"))
+		}
+		return append(append([]string{d.o.BaselineOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench"), nil
 	case "kopf-wasm-scraped": // its metrics read every 5 s, as Prometheus would
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.WasmModule, "-user-agent", "kopf-wasm-bench",
 			"-scrape-every", "5s"), nil
