@@ -1,8 +1,8 @@
 package abi
 
 import (
+	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -40,7 +40,7 @@ func (m *Manifest) Validate() error {
 	if m.Module.Name == "" {
 		p.add("module.name is empty")
 	}
-	seen := map[string][]HandlerKind{}
+	seen := map[string][]HandlerSpec{}
 	for i, h := range m.Handlers {
 		where := fmt.Sprintf("handler[%d]", i)
 		if h.ID != "" {
@@ -48,10 +48,10 @@ func (m *Manifest) Validate() error {
 		}
 		if h.ID == "" {
 			p.add("%s has no id", where)
-		} else if problem := sharedID(h.Kind, seen[h.ID]); problem != "" {
+		} else if problem := sharedID(h, seen[h.ID]); problem != "" {
 			p.add("%s %s", where, problem)
 		}
-		seen[h.ID] = append(seen[h.ID], h.Kind)
+		seen[h.ID] = append(seen[h.ID], h)
 		h.validate(where, &p)
 	}
 	for i, perm := range m.Permissions.Kubernetes {
@@ -63,26 +63,72 @@ func (m *Manifest) Validate() error {
 	return nil
 }
 
-// sharedID says what is wrong with declaring another handler of kind under
-// an id already declared for the kinds before, or "" when nothing is. As
-// Kopf lets one function carry several of its changing decorators
-// (@kopf.on.resume with @kopf.on.create, the pattern its documentation
-// shows), an id may repeat across create, update, delete, resume and field
-// handlers, once per kind: the entries are one function with one progress
-// record, run at most once per cause (the first due entry in manifest
-// order), as Kopf deduplicates a cause's handlers by function and id. The
-// guest tells the entries apart by [Request.Kind]. Other kinds key state by
-// id alone (a daemon, an index, a webhook's path) and never repeat one.
-func sharedID(kind HandlerKind, before []HandlerKind) string {
-	switch {
-	case len(before) == 0:
+// sharedID says what is wrong with declaring h under an id already
+// declared by the specs before, or "" when nothing is. As Kopf lets one
+// function carry several of its decorators, an id may repeat:
+//
+//   - across create, update, delete, resume and field handlers, once per
+//     kind (@kopf.on.resume with @kopf.on.create, the pattern Kopf's
+//     documentation shows): the entries are one function with one
+//     progress record, run at most once per cause (the first due entry in
+//     manifest order), as Kopf deduplicates a cause's handlers by function
+//     and id; the guest tells the entries apart by [Request.Kind];
+//   - under one changing or event kind, for other resources (Kopf's
+//     @kopf.on.update('pods') over @kopf.on.update('services') on one
+//     function): the host serves each resource with the entry that names
+//     it. The guest cannot tell such entries apart (a request names the id
+//     and the kind), so they must be the same function with the same
+//     filters and options; only the param, which the request carries,
+//     may differ.
+//
+// Other kinds key state by id alone (a daemon, an index, a webhook's path)
+// and never repeat one.
+func sharedID(h HandlerSpec, before []HandlerSpec) string {
+	if len(before) == 0 {
 		return ""
-	case !kind.IsChanging() || !before[0].IsChanging():
+	}
+	sameKind := false
+	for _, b := range before {
+		if b.Kind != h.Kind {
+			continue
+		}
+		if problem := sameKindTwice(h, b); problem != "" {
+			return problem
+		}
+		sameKind = true
+	}
+	if sameKind {
+		return ""
+	}
+	if !h.Kind.IsChanging() || !before[0].Kind.IsChanging() {
 		return "is declared twice (only create, update, delete, resume and field handlers share an id)"
-	case slices.Contains(before, kind):
-		return fmt.Sprintf("is declared twice as a %s handler: give one of them an id of its own, or join their filters in one registration", kind)
 	}
 	return ""
+}
+
+// sameKindTwice says what is wrong with h declared again as b's kind.
+func sameKindTwice(h, b HandlerSpec) string {
+	twice := fmt.Sprintf("is declared twice as a %s handler: give one of them an id of its own, or join their filters in one registration", h.Kind)
+	if !h.Kind.IsChanging() && h.Kind != KindEvent {
+		return twice
+	}
+	if h.Resource == nil || b.Resource == nil || *h.Resource == *b.Resource {
+		return twice
+	}
+	ho, bo := h.Options, b.Options
+	ho.Param, bo.Param = nil, nil
+	if !sameJSON(h.Filters, b.Filters) || !sameJSON(ho, bo) {
+		return fmt.Sprintf("is declared twice as a %s handler with other filters or options: one function under "+
+			"several resources of one kind must have the same filters and options (param may differ); give one of them an id of its own", h.Kind)
+	}
+	return ""
+}
+
+// sameJSON reports whether a and b encode alike.
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
 type problems []string

@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -24,6 +25,11 @@ func TestValidate(t *testing.T) {
 		{"one function for create, update and resume", valid(HandlerSpec{ID: "a", Kind: KindResume, Resource: res}, HandlerSpec{ID: "a", Kind: KindCreate, Resource: res}, HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res}), ""},
 		{"one function for update and field", valid(HandlerSpec{ID: "a/spec.x", Kind: KindUpdate, Resource: res, Filters: Filters{Field: "spec.x"}}, HandlerSpec{ID: "a/spec.x", Kind: KindField, Resource: res, Filters: Filters{Field: "spec.x"}}), ""},
 		{"a daemon's id on a create handler", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res}, HandlerSpec{ID: "a", Kind: KindDaemon, Resource: res}), `"a" is declared twice (only create, update, delete, resume and field handlers share an id)`},
+		{"one function updating two resources", valid(HandlerSpec{ID: "a", Kind: KindUpdate, Resource: res, Options: Options{Param: json.RawMessage(`1`)}}, HandlerSpec{ID: "a", Kind: KindUpdate, Resource: &ResourceSelector{Version: "v1", Name: "services"}, Options: Options{Param: json.RawMessage(`2`)}}), ""},
+		{"one function on events of three resources", valid(HandlerSpec{ID: "a", Kind: KindEvent, Resource: res}, HandlerSpec{ID: "a", Kind: KindEvent, Resource: &ResourceSelector{Name: "services"}}, HandlerSpec{ID: "a", Kind: KindEvent, Resource: &ResourceSelector{Name: "secrets"}}), ""},
+		{"one function for two resources, a third time for the first", valid(HandlerSpec{ID: "a", Kind: KindEvent, Resource: res}, HandlerSpec{ID: "a", Kind: KindEvent, Resource: &ResourceSelector{Name: "services"}}, HandlerSpec{ID: "a", Kind: KindEvent, Resource: res}), `"a" is declared twice as a event handler`},
+		{"one id for two resources with other filters", valid(HandlerSpec{ID: "a", Kind: KindCreate, Resource: res}, HandlerSpec{ID: "a", Kind: KindCreate, Resource: &ResourceSelector{Name: "services"}, Filters: Filters{When: true}}), "must have the same filters and options"},
+		{"one daemon for two resources", valid(HandlerSpec{ID: "a", Kind: KindDaemon, Resource: res}, HandlerSpec{ID: "a", Kind: KindDaemon, Resource: &ResourceSelector{Name: "services"}}), `"a" is declared twice as a daemon handler`},
 		{"two daemons of one id", valid(HandlerSpec{ID: "a", Kind: KindDaemon, Resource: res}, HandlerSpec{ID: "a", Kind: KindDaemon, Resource: res}), `"a" is declared twice`},
 		{"no id", valid(HandlerSpec{Kind: KindCreate, Resource: res}), "handler[0] has no id"},
 		{"unknown kind", valid(HandlerSpec{ID: "a", Kind: "reconcile", Resource: res}), `unknown kind "reconcile"`},

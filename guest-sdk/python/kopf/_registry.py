@@ -178,6 +178,16 @@ def build_filters(kind, labels=None, annotations=None, field=None, value=None, o
     return ordered(f, _FILTER_ORDER), callbacks, field
 
 
+#: The kinds under which one function may serve several resources with one
+#: id (abi.Manifest.Validate): Kopf's stacked @kopf.on.update('pods') and
+#: @kopf.on.update('services'), or @kopf.on.event over several resources.
+SHARED_BY_RESOURCES = CHANGING + ("event",)
+
+
+def _but_param(options):
+    return {k: v for k, v in options.items() if k != "param"}
+
+
 class OperatorRegistry:
     """The handlers of a module, in registration order (Kopf's registry)."""
 
@@ -191,23 +201,35 @@ class OperatorRegistry:
         """Registers fn as a handler of kind and returns the Handler."""
         if not callable(fn):
             raise TypeError(f"a {kind} handler must be a function, not {fn!r}")
-        filters, callbacks, field = build_filters(kind, **(filters or {}))
+        given = dict(filters or {})
+        filters, callbacks, field = build_filters(kind, **given)
         if kind == "field" and not field:
             raise TypeError("@kopf.on.field needs field=")
         hid = id or callable_id(fn)
         if field and kind != "index":
             hid = f"{hid}/{field}"
+        options = ordered(options or {}, _OPTION_ORDER)
         for h in self.handlers:
             if h.id != hid:
                 continue
+            if h.kind == kind and kind in SHARED_BY_RESOURCES:
+                alike = h.fn is fn and h.given == given and _but_param(h.options) == _but_param(options)
+                if alike and h.resource == resource:
+                    return h  # the same registration again: Kopf serves it once
+                if alike:
+                    continue  # one function for several resources: the host serves each
+                raise ValueError(f"handler id {hid!r} is declared twice as a {kind} handler with other "
+                                 f"filters or options (one function may serve several resources of one "
+                                 f"kind only with the same filters and options; param may differ): "
+                                 f"give one of them an id=")
             if not (h.changing and kind in CHANGING):
                 raise ValueError(f"handler id {hid!r} is declared twice (only create, update, delete, "
                                  f"resume and field handlers share an id): give one of them an id=")
             if h.kind == kind:
                 raise ValueError(f"handler id {hid!r} is declared twice as a {kind} handler: "
                                  f"give one of them an id=")
-        h = Handler(kind, fn, hid, resource, filters, ordered(options or {}, _OPTION_ORDER),
-                    callbacks, field)
+        h = Handler(kind, fn, hid, resource, filters, options, callbacks, field)
+        h.given = given
         self.handlers.append(h)
         return h
 

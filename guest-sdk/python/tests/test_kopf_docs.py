@@ -34,26 +34,6 @@ def load(source, name="docs_snippet"):
     return module
 
 
-def with_ids(source):
-    """kopf-wasm: an id= on each of a function's stacked event decorators
-    (one function under several selectors of one kind): <function>-<n>."""
-    out, pending = [], []
-    for line in source.splitlines():
-        if line.strip().startswith("@kopf.on.event("):
-            pending.append(line)
-            continue
-        if line.strip().startswith("def ") and pending:
-            name = line.strip()[4:].split("(")[0]
-            for n, deco in enumerate(pending, 1):
-                code, _, comment = deco.partition("  #")
-                code = code.rstrip()[:-1]
-                sep = "" if code.endswith("(") else ", "
-                out.append(f"{code}{sep}id='{name}-{n}')" + (f"  #{comment}" if comment else ""))
-            pending = []
-        out.append(line)
-    return "\n".join(out)
-
-
 def kex(name="kopf-example-1", **kw):
     return example(name=name, **kw)
 
@@ -669,7 +649,7 @@ class ArgumentsTest(DocsTestCase):
             patch.status['counter'] = body.status.get('counter', 0) + param
 
         @kopf.on.update('Child1', param='first', field='status.done', new=True)
-        @kopf.on.update('Child2', param='second', field='status.done', new=True, id='child_updated2')  # kopf-wasm: id=
+        @kopf.on.update('Child2', param='second', field='status.done', new=True)
         def child_updated(param, patch, **_):
             patch_parent({'status': {param: {'done': True}}})
         ''')
@@ -726,15 +706,16 @@ class ResourceSpecificationTest(DocsTestCase):
     ]
 
     def test_every_form(self):
-        with self.assertRaisesRegex(ValueError, "handler id 'fn' is declared twice"):
-            load('''
-            @kopf.on.event('kopf.dev', 'v1', 'kopfexamples')
-            @kopf.on.event('kopf.dev/v1', 'kopfexamples')
-            def fn(**_):
-                pass
-            ''')
+        # Two forms of one selector on one function: one handler, as Kopf serves it once.
+        load('''
+        @kopf.on.event('kopf.dev', 'v1', 'kopfexamples')
+        @kopf.on.event('kopf.dev/v1', 'kopfexamples')
+        def fn(**_):
+            pass
+        ''')
+        self.assertEqual([h.id for h in self.registry.handlers], ["fn"])
         self.registry.handlers.clear()
-        load(with_ids('''
+        load('''
         @kopf.on.event('kopf.dev', 'v1', 'kopfexamples')
         @kopf.on.event('kopf.dev/v1', 'kopfexamples')
         @kopf.on.event('apps', 'v1', 'deployments')
@@ -810,17 +791,18 @@ class ResourceSpecificationTest(DocsTestCase):
         @kopf.on.event('metrics.k8s.io', 'pods')  # GOOD, specific
         def fn(**_):
             pass
-        '''))
+        ''')
         # (fn1..fn12 stand for the docs' fn: one snippet each.) One function under
-        # several selectors of one kind needs an id= each in kopf-wasm (README):
-        # with_ids adds them, the only change.
+        # several selectors of one kind is one id with an entry per selector; two
+        # forms of one selector ('pods.v1' and 'v1', 'pods') are one entry.
         selectors = [h.resource for h in self.registry.handlers]
-        self.assertEqual(len(selectors), 37)
+        self.assertEqual(len(selectors), 31)  # 37 decorators, 6 of them a second form of a selector above
+        self.assertEqual(len({h.id for h in self.registry.handlers}), 13)
         self.assertIn({"group": "metrics.k8s.io", "name": "pods"},
                       [{k: v for k, v in s.items() if v} for s in selectors])
-        self.ok(self.host.run("fn11-1", pod("p", labels={"only-this": "x"}), type="ADDED"))
+        self.ok(self.host.run("fn11", pod("p", labels={"only-this": "x"}), type="ADDED"))
         with self.assertRaises(kopf.testing.FilteredOut):
-            self.host.run("fn11-1", pod("p"), type="ADDED")
+            self.host.run("fn11", pod("p"), type="ADDED")
 
 
 class FilteringTest(DocsTestCase):

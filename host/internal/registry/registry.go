@@ -185,7 +185,16 @@ func (r *Registry) add(module string, spec abi.HandlerSpec, resolve ResolveAllFu
 func (r *Registry) addFor(h *Handler, many bool) error {
 	key := keyOf(h.Resource)
 	for i, other := range r.byResource[key] {
-		if other.ID() != h.ID() || other.Module == h.Module {
+		if other.ID() != h.ID() {
+			continue
+		}
+		if other.Module == h.Module {
+			if other.Kind() == h.Kind() {
+				// One function declared for several selectors that name
+				// one resource ('pods' and 'v1/pods'): served once, by
+				// the first, as Kopf deduplicates by function and id.
+				return nil
+			}
 			continue
 		}
 		err := &DuplicateHandlerError{Handler: h.ID(), Resource: h.Resource, Modules: [2]string{other.Module, h.Module}}

@@ -142,3 +142,31 @@ func equalJSON(v any, s string) bool {
 	want, err := objects.Decode([]byte(s))
 	return err == nil && objects.Equal(v, want)
 }
+
+// TestOneFunctionSeveralResources: one function declared for several
+// resources under one kind (abi allows it when the entries differ only in
+// their resource and param) serves each resource once: two selectors that
+// name the same resource are one handler, the first.
+func TestOneFunctionSeveralResources(t *testing.T) {
+	param := func(p string) func(*abi.HandlerSpec) {
+		return func(s *abi.HandlerSpec) { s.Options.Param = json.RawMessage(p) }
+	}
+	m := manifest("one",
+		spec("fn", abi.KindEvent, "pods", param(`1`)),
+		spec("fn", abi.KindEvent, "kopfexamples", param(`2`)),
+		spec("fn", abi.KindEvent, "pod", param(`3`)), // pods again
+	)
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r := mustNew(t, m)
+	for _, tt := range []struct {
+		ref   abi.ResourceRef
+		param string
+	}{{pods, `1`}, {kopfExamples, `2`}} {
+		hs := r.Handlers(tt.ref, abi.KindEvent)
+		if len(hs) != 1 || string(hs[0].Spec.Options.Param) != tt.param {
+			t.Errorf("%s: handlers %v, want fn once with param %s", tt.ref.Plural, hs, tt.param)
+		}
+	}
+}
