@@ -1,0 +1,98 @@
+package offline
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+)
+
+// filterCase is one case of abi/testdata/filters.json (its format:
+// abi/testdata/filters.md), the table every SDK's test kit runs too.
+type filterCase struct {
+	Name    string          `json:"name"`
+	Handler abi.HandlerSpec `json:"handler"`
+	Object  json.RawMessage `json:"object"`
+	Old     json.RawMessage `json:"old"`
+	When    *bool           `json:"when"`
+	Called  bool            `json:"called"`
+	Why     string          `json:"why"`
+}
+
+// TestFilterTable: the host decides each case of the shared table as the
+// table says, through the operator's code: the cause detected from the
+// two states on persistence's essences (as `kopf-wasm invoke` builds it),
+// then registry.WhyNot, the callback filters answering the case's "when".
+func TestFilterTable(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "abi", "testdata", "filters.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table struct {
+		Cases []filterCase `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &table); err != nil {
+		t.Fatalf("abi/testdata/filters.json: %v", err)
+	}
+	for _, tc := range table.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			if tc.Called != (tc.Why == "") {
+				t.Fatalf("the case says called=%v with why %q", tc.Called, tc.Why)
+			}
+			if got := hostWhyNot(t, tc); got != tc.Why {
+				t.Errorf("the host: %q, the table: %q", got, tc.Why)
+			}
+		})
+	}
+}
+
+// hostWhyNot is whyNotCalled with the case's answer for the guest's when.
+func hostWhyNot(t *testing.T, tc filterCase) string {
+	t.Helper()
+	spec := compactSpec(t, tc.Handler)
+	var object, old []byte
+	if !isNull(tc.Object) {
+		object = tc.Object
+	}
+	if !isNull(tc.Old) {
+		old = tc.Old
+	}
+	h, in, err := offlineCall("m", spec, object, old, "kopf.zalando.org", "", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Kind().IsActivity() || h.Kind() == abi.KindConvert || in.Subject == nil {
+		return ""
+	}
+	cause := in.Cause
+	if cause == nil {
+		cause = &registry.Cause{Body: in.Subject.Object.Object}
+	}
+	when := func(*registry.Handler, *registry.Cause) (bool, error) { return tc.When == nil || *tc.When, nil }
+	why, err := registry.WhyNot(h, cause, when)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return why
+}
+
+// compactSpec re-encodes a spec as a module's manifest carries it: value
+// literals in compact JSON.
+func compactSpec(t *testing.T, spec abi.HandlerSpec) abi.HandlerSpec {
+	t.Helper()
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out abi.HandlerSpec
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
