@@ -15,7 +15,8 @@ const kubectlLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // essence is the diff-base essence as the host builds it: the object
 // without apiVersion, kind, status and metadata, except the labels and
-// annotations (without kubectl's last-applied configuration); plus the
+// annotations (without kubectl's last-applied configuration and the
+// annotations of operators: [essentialAnnotation]); plus the
 // handler's field when it has one (a field in status is essential to
 // its handler); without empty labels, annotations or metadata.
 func essence(obj map[string]any, field string) map[string]any {
@@ -36,7 +37,7 @@ func essence(obj map[string]any, field string) map[string]any {
 		m, _ := meta[key].(map[string]any)
 		copied := map[string]any{}
 		for k, v := range m {
-			if key != "annotations" || k != kubectlLastApplied {
+			if key != "annotations" || essentialAnnotation(k, m) {
 				copied[k] = v
 			}
 		}
@@ -53,6 +54,22 @@ func essence(obj map[string]any, field string) map[string]any {
 		}
 	}
 	return out
+}
+
+// essentialAnnotation tells whether an annotation is part of the essence:
+// not kubectl's last-applied configuration, nor under an operator's
+// prefix (Kopf's kopf.zalando.org, its subdomains, or a prefix whose
+// annotations include its "kopf-managed" marker), as the host decides.
+func essentialAnnotation(key string, annotations map[string]any) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	if key == kubectlLastApplied {
+		return false
+	}
+	if !found {
+		return true
+	}
+	_, marked := annotations[prefix+"/kopf-managed"]
+	return !marked && prefix != "kopf.zalando.org" && !strings.HasSuffix(prefix, ".kopf.zalando.org")
 }
 
 // setPath sets the value at a path, copying the maps on the way (they

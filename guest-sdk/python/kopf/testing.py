@@ -92,7 +92,7 @@ class Result:
 def essence(obj, field=None):
     """The diff-base essence as the host builds it: no status, apiVersion
     or kind; of metadata only labels and annotations (without kubectl's
-    last-applied configuration), none of them empty; plus the handler's
+    last-applied configuration and operators' annotations), none of them empty; plus the handler's
     field when it has one (a field in status is essential to its handler)."""
     if obj is None:
         return None
@@ -103,8 +103,8 @@ def essence(obj, field=None):
     meta = obj.get("metadata") or {}
     kept = {}
     for key in ("labels", "annotations"):
-        content = {k: v for k, v in (meta.get(key) or {}).items()
-                   if not (key == "annotations" and k == KUBECTL_LAST_APPLIED)}
+        content = meta.get(key) or {}
+        content = {k: v for k, v in content.items() if key != "annotations" or _essential_annotation(k, content)}
         if content:
             kept[key] = content
     if kept:
@@ -122,6 +122,20 @@ def essence(obj, field=None):
 
 
 KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _essential_annotation(key, annotations):
+    """Whether an annotation is in the essence, as the host decides: not
+    kubectl's last-applied configuration, nor under an operator's prefix
+    (Kopf's kopf.zalando.org, its subdomains, or a prefix whose annotations
+    include its "kopf-managed" marker)."""
+    if key == KUBECTL_LAST_APPLIED:
+        return False
+    prefix, slash, _ = key.partition("/")
+    if not slash:
+        return True
+    return f"{prefix}/kopf-managed" not in annotations and prefix != "kopf.zalando.org" \
+        and not prefix.endswith(".kopf.zalando.org")
 
 
 def diff(old, new, path=()):
