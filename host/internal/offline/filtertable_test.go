@@ -26,7 +26,8 @@ type filterCase struct {
 // TestFilterTable: the host decides each case of the shared table as the
 // table says, through the operator's code: the cause detected from the
 // two states on persistence's essences (as `kopf-wasm invoke` builds it),
-// then registry.WhyNot, the callback filters answering the case's "when".
+// then registry.WhyNot, the callback filters answering the case's "when";
+// and the operator's own selection (Registry.Due, Registry.Matching) agrees.
 func TestFilterTable(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "abi", "testdata", "filters.json"))
 	if err != nil {
@@ -45,6 +46,9 @@ func TestFilterTable(t *testing.T) {
 			}
 			if got := hostWhyNot(t, tc); got != tc.Why {
 				t.Errorf("the host: %q, the table: %q", got, tc.Why)
+			}
+			if selected, asked := operatorSelects(t, tc); asked && selected != tc.Called {
+				t.Errorf("the operator's selection (Registry.Due or Matching) calls it: %v, the table: %v", selected, tc.Called)
 			}
 		})
 	}
@@ -78,6 +82,52 @@ func hostWhyNot(t *testing.T, tc filterCase) string {
 		t.Fatal(err)
 	}
 	return why
+}
+
+// operatorSelects asks the registry the operator's question about the
+// case: Registry.Due for changing handlers (resume handlers on initial
+// objects), Registry.Matching for the other kinds. asked is false where
+// the operator asks nothing of the registry: activities, conversions, and
+// update handlers without a field on a change of nothing essential (the
+// operator detects no update then: a noop).
+func operatorSelects(t *testing.T, tc filterCase) (selected, asked bool) {
+	t.Helper()
+	spec := compactSpec(t, tc.Handler)
+	var object, old []byte
+	if !isNull(tc.Object) {
+		object = tc.Object
+	}
+	if !isNull(tc.Old) {
+		old = tc.Old
+	}
+	h, in, err := offlineCall("m", spec, object, old, "kopf.zalando.org", "", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Kind().IsActivity() || h.Kind() == abi.KindConvert || in.Subject == nil {
+		return false, false
+	}
+	r, err := registry.New([]abi.Manifest{{ABIVersion: abi.Version, Module: abi.ModuleInfo{Name: "m"}, Handlers: []abi.HandlerSpec{spec}}},
+		func(abi.ResourceSelector) (abi.ResourceRef, error) { return h.Resource, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := func(*registry.Handler, *registry.Cause) (bool, error) { return tc.When == nil || *tc.When, nil }
+	var found []*registry.Handler
+	if h.Kind().IsChanging() {
+		cause := *in.Cause
+		cause.Initial = h.Kind() == abi.KindResume
+		if h.Kind() == abi.KindUpdate && h.Field == nil && len(cause.Diff) == 0 {
+			return false, false
+		}
+		found, err = r.Due(h.Resource, &cause, when)
+	} else {
+		found, err = r.Matching(h.Resource, h.Kind(), in.Subject.Object.Object, when)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(found) == 1, true
 }
 
 // compactSpec re-encodes a spec as a module's manifest carries it: value
