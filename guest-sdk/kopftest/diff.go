@@ -9,32 +9,84 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/abi"
 )
 
-// essence approximates Kopf's diff-base essence: the object without status
-// and with only the labels and annotations of its metadata.
-func essence(obj map[string]any) map[string]any {
+// kubectlLastApplied is kubectl's copy of the applied configuration: it
+// changes with every apply and is never essential (the host drops it too).
+const kubectlLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// essence is the diff-base essence as the host builds it: the object
+// without apiVersion, kind, status and metadata, except the labels and
+// annotations (without kubectl's last-applied configuration and the
+// annotations of operators: [essentialAnnotation]); plus the
+// handler's field when it has one (a field in status is essential to
+// its handler); without empty labels, annotations or metadata.
+func essence(obj map[string]any, field string) map[string]any {
 	if obj == nil {
 		return nil
 	}
 	out := map[string]any{}
 	for k, v := range obj {
 		switch k {
-		case "status", "apiVersion", "kind":
-		case "metadata":
-			meta, _ := v.(map[string]any)
-			kept := map[string]any{}
-			for _, key := range []string{"labels", "annotations"} {
-				if m, ok := meta[key]; ok {
-					kept[key] = m
-				}
-			}
-			if len(kept) > 0 {
-				out[k] = kept
-			}
+		case "status", "apiVersion", "kind", "metadata":
 		default:
 			out[k] = v
 		}
 	}
+	meta, _ := obj["metadata"].(map[string]any)
+	kept := map[string]any{}
+	for _, key := range []string{"labels", "annotations"} {
+		m, _ := meta[key].(map[string]any)
+		copied := map[string]any{}
+		for k, v := range m {
+			if key != "annotations" || essentialAnnotation(k, m) {
+				copied[k] = v
+			}
+		}
+		if len(copied) > 0 {
+			kept[key] = copied
+		}
+	}
+	if len(kept) > 0 {
+		out["metadata"] = kept
+	}
+	if field != "" {
+		if v, ok := lookup(obj, field); ok {
+			setPath(out, strings.Split(field, "."), v)
+		}
+	}
 	return out
+}
+
+// essentialAnnotation tells whether an annotation is part of the essence:
+// not kubectl's last-applied configuration, nor under an operator's
+// prefix (Kopf's kopf.zalando.org, its subdomains, or a prefix whose
+// annotations include its "kopf-managed" marker), as the host decides.
+func essentialAnnotation(key string, annotations map[string]any) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	if key == kubectlLastApplied {
+		return false
+	}
+	if !found {
+		return true
+	}
+	_, marked := annotations[prefix+"/kopf-managed"]
+	return !marked && prefix != "kopf.zalando.org" && !strings.HasSuffix(prefix, ".kopf.zalando.org")
+}
+
+// setPath sets the value at a path, copying the maps on the way (they
+// may be the object's own).
+func setPath(obj map[string]any, path []string, v any) {
+	if len(path) == 1 {
+		obj[path[0]] = v
+		return
+	}
+	next := map[string]any{}
+	if m, ok := obj[path[0]].(map[string]any); ok {
+		for k, x := range m {
+			next[k] = x
+		}
+	}
+	obj[path[0]] = next
+	setPath(next, path[1:], v)
 }
 
 // fieldValue is the value at a dotted path, nil when absent.

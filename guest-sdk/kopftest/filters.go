@@ -22,6 +22,22 @@ import (
 func (h *Host) WhyNot(id string, obj, old map[string]any) string {
 	h.t.Helper()
 	spec := h.Spec(id)
+	if why := declaredWhyNot(spec, obj, old); why != "" {
+		return why
+	}
+	if spec.Kind.IsActivity() || spec.Kind == abi.KindConvert {
+		return ""
+	}
+	if !h.Match(id, obj, old) {
+		return spec.Filters.CallbackRefusal()
+	}
+	return ""
+}
+
+// declaredWhyNot applies a handler's declarative filters, every filter
+// but the module's callbacks, as the host does ("" when they match).
+// The shared table abi/testdata/filters.json checks it against the host.
+func declaredWhyNot(spec abi.HandlerSpec, obj, old map[string]any) string {
 	if spec.Kind.IsActivity() || spec.Kind == abi.KindConvert {
 		return ""
 	}
@@ -40,20 +56,15 @@ func (h *Host) WhyNot(id string, obj, old map[string]any) string {
 	changing := spec.Kind.IsChanging()
 	var before, after map[string]any
 	if changing {
-		before, after = essence(old), essence(body)
+		before, after = essence(old, f.Field), essence(body, f.Field)
 	}
 	if f.Field != "" {
 		if why := fieldValueMismatch(f, changing, body, before, after); why != "" {
 			return why
 		}
 	}
-	if changing && old != nil {
-		if why := changeMismatch(spec, before, after); why != "" {
-			return why
-		}
-	}
-	if !h.Match(id, obj, old) {
-		return f.CallbackRefusal()
+	if changing {
+		return changeMismatch(spec, before, after)
 	}
 	return ""
 }

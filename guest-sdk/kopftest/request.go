@@ -53,7 +53,7 @@ func (h *Host) fillCause(req *abi.Request, spec abi.HandlerSpec, obj, old map[st
 	switch {
 	case spec.Kind.IsChanging():
 		req.Reason = reason(spec.Kind, old)
-		var before, after any = essence(old), essence(obj)
+		var before, after any = essence(old, spec.Filters.Field), essence(obj, spec.Filters.Field)
 		if old == nil {
 			before = nil
 		}

@@ -51,7 +51,7 @@ func TestMergePatch(t *testing.T) {
 func TestEssence(t *testing.T) {
 	obj := map[string]any{"apiVersion": "v1", "kind": "X", "status": map[string]any{"a": 1}, "spec": map[string]any{"b": 2},
 		"metadata": map[string]any{"name": "n", "resourceVersion": "5", "labels": map[string]any{"l": "1"}}}
-	got, _ := json.Marshal(essence(obj))
+	got, _ := json.Marshal(essence(obj, ""))
 	if string(got) != `{"metadata":{"labels":{"l":"1"}},"spec":{"b":2}}` {
 		t.Errorf("essence = %s", got)
 	}

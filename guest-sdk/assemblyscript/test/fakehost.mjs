@@ -2,7 +2,10 @@
 // serves Extism's kernel (extism:host/env) and the ABI's host functions
 // (kopf:host/v1) to a module, records every host call with its exact bytes,
 // refuses Kubernetes requests the manifest does not permit (the real
-// host's 403), and serves permitted ones from an in-memory object store.
+// host's 403), serves permitted ones from an in-memory object store, and
+// applies the handlers' filters as the host does (run refuses a call the
+// host would not make; whyNot says why, in the host's words). The filters
+// follow the table the host and every SDK share, abi/testdata/filters.json.
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -20,6 +23,7 @@ export class FakeHost {
     this.stopAfter = 0;
     this.stopReason = "";
     this.serial = 0;
+    this.force = false; // run calls handlers the host would not call
     const k = this;
     const block = (off) => {
       const b = k.blocks.get(Number(off));
@@ -114,7 +118,7 @@ export class FakeHost {
     req.body = obj;
     if (["create", "update", "delete", "resume", "field"].includes(spec.kind)) {
       req.reason = spec.kind === "field" ? (old ? "update" : "create") : spec.kind;
-      let before = old ? essence(old) : undefined, after = essence(obj);
+      let before = old ? essence(old, spec.filters.field) : undefined, after = essence(obj, spec.filters.field);
       if (spec.filters.field) {
         before = fieldOf(before, spec.filters.field);
         after = fieldOf(after, spec.filters.field);
@@ -144,7 +148,28 @@ export class FakeHost {
     const raw = this.invoke("kopf_handle", typeof req === "string" ? req : JSON.stringify(req));
     return { raw, response: JSON.parse(raw) };
   }
-  run(id, obj, old) { return this.call(this.request(id, obj, old)); }
+  /** Calls handler id about obj (old: its previous state) as the host
+   * would; throws when the host would not call it, unless this.force. */
+  run(id, obj, old) {
+    if (!this.force) {
+      const why = this.whyNot(id, obj, old);
+      if (why) throw new Error(`the host would not call handler ${JSON.stringify(id)} for this object: ${why} (set force to call it anyway; whyNot tells without calling)`);
+    }
+    return this.call(this.request(id, obj, old));
+  }
+  /** Asks the module's callable filters and when, as the host does. */
+  matches(id, obj, old) {
+    return this.call({ ...this.request(id, obj, old), call: "when" }).response.matched === true;
+  }
+  /** Why the host would not call handler id for obj ("" when it would):
+   * the declarative filters (declaredWhyNot), then the module's callable
+   * filters and when. */
+  whyNot(id, obj, old) {
+    const spec = this.spec(id);
+    const why = declaredWhyNot(spec, obj, old);
+    if (why || !(spec.filters && spec.filters.when)) return why;
+    return this.matches(id, obj, old) ? "" : callbackRefusal(spec.filters);
+  }
 
   answer(fn, request) {
     const req = JSON.parse(request);
@@ -216,18 +241,145 @@ export class FakeHost {
   kubeRequests() { return this.requests("kube_request"); }
 }
 
-function essence(obj) {
+// The diff-base essence as the host builds it: no status, apiVersion or
+// kind; of metadata only labels and annotations (without kubectl's
+// last-applied configuration and operators' annotations), none empty; plus
+// the handler's field when it has one (a field in status is essential to
+// its handler).
+export function essence(obj, field) {
   if (!obj) return undefined;
   const out = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (["status", "apiVersion", "kind"].includes(k)) continue;
-    if (k === "metadata") {
-      const kept = {};
-      for (const key of ["labels", "annotations"]) if (v[key] !== undefined) kept[key] = v[key];
-      if (Object.keys(kept).length) out[k] = kept;
-    } else out[k] = v;
+    if (!["status", "apiVersion", "kind", "metadata"].includes(k)) out[k] = v;
+  }
+  const meta = obj.metadata || {}, kept = {};
+  for (const key of ["labels", "annotations"]) {
+    const content = meta[key] || {};
+    const copied = Object.fromEntries(Object.entries(content).filter(([k]) => key !== "annotations" || essentialAnnotation(k, content)));
+    if (Object.keys(copied).length) kept[key] = copied;
+  }
+  if (Object.keys(kept).length) out.metadata = kept;
+  if (field) {
+    const [v, found] = lookup(obj, field);
+    if (found) {
+      const keys = field.split(".");
+      let target = out;
+      for (const key of keys.slice(0, -1)) target = target[key] = { ...(isObject(target[key]) ? target[key] : {}) };
+      target[keys[keys.length - 1]] = v;
+    }
   }
   return out;
+}
+
+// Whether an annotation is in the essence, as the host decides: not
+// kubectl's last-applied configuration, nor under an operator's prefix
+// (kopf.zalando.org, its subdomains, or a prefix marked "kopf-managed").
+function essentialAnnotation(key, annotations) {
+  if (key === "kubectl.kubernetes.io/last-applied-configuration") return false;
+  const slash = key.indexOf("/");
+  if (slash < 0) return true;
+  const prefix = key.slice(0, slash);
+  return !(`${prefix}/kopf-managed` in annotations) && prefix !== "kopf.zalando.org" && !prefix.endsWith(".kopf.zalando.org");
+}
+
+const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
+
+// [value, found] at a dotted path.
+function lookup(v, path) {
+  for (const k of path.split(".")) {
+    if (!isObject(v) || !(k in v)) return [undefined, false];
+    v = v[k];
+  }
+  return [v, true];
+}
+
+// Deep equality of JSON values (objects by key, whatever their order).
+function same(a, b) {
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a), kb = Object.keys(b);
+    return ka.length === kb.length && ka.every((k) => k in b && same(a[k], b[k]));
+  }
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
+  return a === b;
+}
+
+const CHANGING = ["create", "update", "delete", "resume", "field"];
+
+/** Why the host would not call the handler of spec (its manifest entry)
+ * for obj (old: its previous state) by its declarative filters alone ("" when
+ * they match): labels and annotations on the object, the field's value (for
+ * changing handlers on the old or the new essence), for update and field
+ * handlers that the field (or, without one, the essence) changed, and the
+ * old and new filters. Callable filters and when are the module's. */
+export function declaredWhyNot(spec, obj, old) {
+  if (["startup", "cleanup", "probe", "convert"].includes(spec.kind)) return "";
+  const body = obj || old || {};
+  const f = spec.filters || {};
+  for (const what of ["labels", "annotations"]) {
+    const why = metaMismatch(what, f[what], (body.metadata || {})[what]);
+    if (why) return why;
+  }
+  const field = f.field, changing = CHANGING.includes(spec.kind);
+  const before = old ? essence(old, field) : undefined, after = essence(body, field);
+  if (field) {
+    const values = changing ? [lookup(after, field), lookup(before, field)] : [lookup(body, field)];
+    if (!values.some(([v, found]) => f.value === undefined ? found : checkValue(f.value, v, found))) {
+      if (f.value === undefined) return `its field ${field} is absent`;
+      return `its field ${field} does not match the value filter ${describe(f.value)}`;
+    }
+  }
+  if (!changing) return "";
+  if (!field) {
+    if (spec.kind === "update" && before !== undefined && same(before, after)) return "nothing essential changed between the old and the new object";
+    return "";
+  }
+  const [ov, of] = lookup(before, field), [nv, nf] = lookup(after, field);
+  if ((spec.kind === "update" || spec.kind === "field") && of === nf && same(ov, nv)) return `its field ${field} did not change`;
+  if (f.old && !checkValue(f.old, ov, of)) return `the old value of ${field} does not match the old filter ${describe(f.old)}`;
+  if (f.new && !checkValue(f.new, nv, nf)) return `the new value of ${field} does not match the new filter ${describe(f.new)}`;
+  return "";
+}
+
+// The first label or annotation filter (by key) the content does not match.
+function metaMismatch(what, filters, content) {
+  content = content || {};
+  const text = (v) => JSON.stringify(typeof v === "string" ? v : v === null ? "<nil>" : JSON.stringify(v));
+  for (const key of Object.keys(filters || {}).sort()) {
+    const f = filters[key], found = key in content, v = content[key];
+    if (f.callback) continue;
+    if (f.absent && found) return `its ${what} filter wants ${key} absent, the object has ${text(v)}`;
+    if (f.present && !found) return `its ${what} filter wants ${key} present, the object has none`;
+    if (f.value !== undefined && !found) return `its ${what} filter wants ${key}=${JSON.stringify(f.value)}, the object has none`;
+    if (f.value !== undefined && v !== f.value) return `its ${what} filter wants ${key}=${JSON.stringify(f.value)}, the object has ${key}=${text(v)}`;
+  }
+  return "";
+}
+
+function checkValue(f, v, found) {
+  if (f.callback) return true;
+  if (f.present) return found;
+  if (f.absent) return !found;
+  return found && same(f.value, v);
+}
+
+function describe(f) {
+  if (f.present) return "present";
+  if (f.absent) return "absent";
+  if (f.callback) return "(a callback)";
+  return JSON.stringify(f.value);
+}
+
+/** Which of a handler's module-side filters refused, in the host's words
+ * (the abi module's Filters.CallbackRefusal). */
+export function callbackRefusal(filters) {
+  const callables = [];
+  for (const what of ["labels", "annotations"]) {
+    for (const k of Object.keys(filters[what] || {}).sort()) if (filters[what][k].callback) callables.push(`${what} filter on ${k}`);
+  }
+  for (const what of ["value", "old", "new"]) if (filters[what] && filters[what].callback) callables.push(`${what} filter on ${filters.field}`);
+  if (!callables.length) return "its when filter returned false";
+  if (callables.length === 1) return `its callable ${callables[0]} (or its when filter, if it has one) returned false`;
+  return `one of its callable filters (${callables.join(", ")}) or its when filter, if it has one, returned false`;
 }
 
 function fieldOf(v, path) {

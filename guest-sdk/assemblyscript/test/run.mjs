@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
-import { FakeHost } from "./fakehost.mjs";
+import { FakeHost, declaredWhyNot, callbackRefusal } from "./fakehost.mjs";
 
 const sdk = join(dirname(fileURLToPath(import.meta.url)), "..");
 const root = join(sdk, "..", "..");
@@ -103,10 +103,18 @@ test("field, when, daemon, timer, startup", () => {
   const h = new FakeHost(golden);
   const old = structuredClone(example);
   old.spec.field = "old";
+  // field_fn wants an owner annotation: the host would not call it without
+  // one, and neither does run (unless forced).
+  assert.equal(h.whyNot("field_fn/spec.field", example, old), "its annotations filter wants owner present, the object has none");
+  assert.throws(() => h.run("field_fn/spec.field", example, old), /the host would not call handler "field_fn\/spec.field" for this object: its annotations filter/);
+  const owned = (o) => ({ ...o, metadata: { ...o.metadata, annotations: { owner: "me" } } });
+  assert.deepEqual(h.run("field_fn/spec.field", owned(example), owned(old)).response.result, { old: "old", new: "new" });
+  h.force = true;
   assert.deepEqual(h.run("field_fn/spec.field", example, old).response.result, { old: "old", new: "new" });
-  const when = (obj) => h.call({ ...h.request("monitor", obj), call: "when" }).response.matched;
-  assert.equal(when(example), true);
-  assert.equal(when({ ...example, metadata: { ...example.metadata, labels: { app: "other" } } }), false);
+  h.force = false;
+  assert.equal(h.matches("monitor", example), true);
+  assert.equal(h.matches("monitor", { ...example, metadata: { ...example.metadata, labels: { app: "other" } } }), false);
+  assert.equal(h.whyNot("monitor", { ...example, metadata: { ...example.metadata, labels: { app: "other" } } }), "its when filter returned false");
   h.stopAfter = 2;
   h.stopReason = "deleted";
   assert.deepEqual(h.run("monitor", example).response.result, { reason: "deleted", rounds: 2 });
@@ -269,6 +277,19 @@ test("callable initial delay: the manifest marks it; the host's call gets the se
   const ex = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "a", namespace: "default" }, spec: { delay: 2.5 } };
   assert.deepEqual(h.call({ ...h.request("later", ex), call: "initialDelay" }).response, { outcome: { status: "success" }, result: 2.5 });
 });
+
+// The shared filter table (abi/testdata/filters.json; its format in
+// abi/testdata/filters.md): the fake host decides each case as the host
+// does, in the host's words; a case's "when" is the module's answer.
+for (const c of JSON.parse(fixture("filters.json")).cases) {
+  test(`filter table: ${c.name}`, () => {
+    const f = c.handler.filters || {};
+    let why = declaredWhyNot(c.handler, c.object, c.old);
+    if (!why && f.when && c.when === false) why = callbackRefusal(f);
+    assert.equal(why, c.why);
+    assert.equal(c.called, c.why === "");
+  });
+}
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -10,6 +10,7 @@ declaration order and ``when`` last.
 """
 
 import enum
+import json
 
 from . import _structs
 
@@ -174,11 +175,23 @@ def meta_mismatch(what, filters, content):
         if f.get("callback"):
             continue
         if f.get("absent") and found:
-            return f"its {what} filter wants {key} absent, the object has {value!r}"
+            return f"its {what} filter wants {key} absent, the object has {_quote(value)}"
         if f.get("present") and not found:
             return f"its {what} filter wants {key} present, the object has none"
         if "value" in f and not found:
-            return f"its {what} filter wants {key}={f['value']!r}, the object has none"
+            return f"its {what} filter wants {key}={_quote(f['value'])}, the object has none"
         if "value" in f and value != f["value"]:
-            return f"its {what} filter wants {key}={f['value']!r}, the object has {key}={value!r}"
+            return f"its {what} filter wants {key}={_quote(f['value'])}, the object has {key}={_quote(value)}"
     return ""
+
+
+def _quote(value):
+    """A value quoted as the host quotes it (Go's %q of its text), so the
+    kit's reasons are the host's words."""
+    if value is None:
+        text = "<nil>"
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(value, separators=(",", ":"))
+    return json.dumps(text, ensure_ascii=False)

@@ -89,22 +89,53 @@ class Result:
         return f"<Result {self.status} {self.message or ''}>"
 
 
-def essence(obj):
-    """The diff-base essence, as the Go test kit approximates Kopf's: no
-    status, apiVersion or kind; of metadata only labels and annotations."""
+def essence(obj, field=None):
+    """The diff-base essence as the host builds it: no status, apiVersion
+    or kind; of metadata only labels and annotations (without kubectl's
+    last-applied configuration and operators' annotations), none of them empty; plus the handler's
+    field when it has one (a field in status is essential to its handler)."""
     if obj is None:
         return None
     out = {}
     for key, value in obj.items():
-        if key in ("status", "apiVersion", "kind"):
-            continue
-        if key == "metadata":
-            kept = {k: value[k] for k in ("labels", "annotations") if k in (value or {})}
-            if kept:
-                out[key] = kept
-        else:
+        if key not in ("status", "apiVersion", "kind", "metadata"):
             out[key] = value
+    meta = obj.get("metadata") or {}
+    kept = {}
+    for key in ("labels", "annotations"):
+        content = meta.get(key) or {}
+        content = {k: v for k, v in content.items() if key != "annotations" or _essential_annotation(k, content)}
+        if content:
+            kept[key] = content
+    if kept:
+        out["metadata"] = kept
+    if field:
+        value, found = _filters.lookup(obj, field)
+        if found:
+            *parents, last = field.split(".")
+            target = out
+            for key in parents:
+                target[key] = dict(target.get(key) or {})
+                target = target[key]
+            target[last] = value
     return _structs.plain(out)
+
+
+KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _essential_annotation(key, annotations):
+    """Whether an annotation is in the essence, as the host decides: not
+    kubectl's last-applied configuration, nor under an operator's prefix
+    (Kopf's kopf.zalando.org, its subdomains, or a prefix whose annotations
+    include its "kopf-managed" marker)."""
+    if key == KUBECTL_LAST_APPLIED:
+        return False
+    prefix, slash, _ = key.partition("/")
+    if not slash:
+        return True
+    return f"{prefix}/kopf-managed" not in annotations and prefix != "kopf.zalando.org" \
+        and not prefix.endswith(".kopf.zalando.org")
 
 
 def diff(old, new, path=()):
@@ -224,7 +255,7 @@ class Host:
         if kind in CHANGING:
             req["reason"] = {"create": "create", "update": "update", "delete": "delete",
                              "resume": "resume"}.get(kind, "create" if old is None else "update")
-            before, after = essence(old), essence(body)
+            before, after = essence(old, handler.field), essence(body, handler.field)
             if handler.field:
                 before = _filters.lookup(before, handler.field)[0]
                 after = _filters.lookup(after, handler.field)[0]
@@ -296,41 +327,11 @@ class Host:
     def why_not(self, id, body=None, old=None, kind=None):
         """Why the host would not call handler id for body ("" if it would)."""
         handler = self.spec(id, kind)
-        if handler.kind in _registry.ACTIVITIES:
-            return ""
-        obj = body if body is not None else old
-        f = handler.filters
-        meta = (obj or {}).get("metadata") or {}
-        why = _filters.meta_mismatch("labels", f.get("labels"), meta.get("labels")) or \
-            _filters.meta_mismatch("annotations", f.get("annotations"), meta.get("annotations"))
-        if why:
+        why = declared_why_not(handler.kind, handler.filters, body, old)
+        if why or handler.kind in _registry.ACTIVITIES:
             return why
-        changing = handler.changing
-        before, after = (essence(old), essence(obj)) if changing else (None, None)
-        if handler.field:
-            values = [_filters.lookup(after, handler.field), _filters.lookup(before, handler.field)] \
-                if changing else [_filters.lookup(obj, handler.field)]
-            value = f.get("value")
-            if not any((value is None and found) or (value is not None and _filters.check_value(value, v, found))
-                       for v, found in values):
-                if value is None:
-                    return f"its field {handler.field} is absent"
-                return f"its field {handler.field} does not match the value filter {_describe(value)}"
-        if changing and old is not None:
-            if not handler.field:
-                if handler.kind == "update" and before == after:
-                    return "nothing essential changed between the old and the new object"
-            else:
-                ov, of = _filters.lookup(before, handler.field)
-                nv, nf = _filters.lookup(after, handler.field)
-                if handler.kind in ("update", "field") and of == nf and ov == nv:
-                    return f"its field {handler.field} did not change"
-                if f.get("old") and not _filters.check_value(f["old"], ov, of):
-                    return f"the old value of {handler.field} does not match the old filter {_describe(f['old'])}"
-                if f.get("new") and not _filters.check_value(f["new"], nv, nf):
-                    return f"the new value of {handler.field} does not match the new filter {_describe(f['new'])}"
         if not self.match(id, body, old, kind):
-            return _callback_refusal(f, handler.field)
+            return _callback_refusal(handler.filters, handler.field)
         return ""
 
     def run(self, id, body=None, old=None, *, kind=None, force=False, **fields):
@@ -525,3 +526,46 @@ def _callback_refusal(filters, field):
     if len(callables) == 1:
         return f"its callable {callables[0]} (or its when filter, if it has one) returned false"
     return f"one of its callable filters ({', '.join(callables)}) or its when filter, if it has one, returned false"
+
+
+def declared_why_not(kind, filters, body, old=None):
+    """Why the host would not call a handler of kind with filters (the
+    manifest's) for body, by its declarative filters alone: every filter
+    but the module's callables and when ("" when they match). The shared
+    table abi/testdata/filters.json checks it against the host."""
+    if kind in _registry.ACTIVITIES or kind == "convert":
+        return ""
+    f = filters or {}
+    field = f.get("field")
+    obj = body if body is not None else old
+    meta = (obj or {}).get("metadata") or {}
+    why = _filters.meta_mismatch("labels", f.get("labels"), meta.get("labels")) or \
+        _filters.meta_mismatch("annotations", f.get("annotations"), meta.get("annotations"))
+    if why:
+        return why
+    changing = kind in CHANGING
+    before, after = (essence(old, field), essence(obj, field)) if changing else (None, None)
+    if field:
+        values = [_filters.lookup(after, field), _filters.lookup(before, field)] \
+            if changing else [_filters.lookup(obj, field)]
+        value = f.get("value")
+        if not any((value is None and found) or (value is not None and _filters.check_value(value, v, found))
+                   for v, found in values):
+            if value is None:
+                return f"its field {field} is absent"
+            return f"its field {field} does not match the value filter {_describe(value)}"
+    if not changing:
+        return ""
+    if not field:
+        if kind == "update" and before == after:
+            return "nothing essential changed between the old and the new object"
+        return ""
+    ov, of = _filters.lookup(before, field)
+    nv, nf = _filters.lookup(after, field)
+    if kind in ("update", "field") and of == nf and ov == nv:
+        return f"its field {field} did not change"
+    if f.get("old") and not _filters.check_value(f["old"], ov, of):
+        return f"the old value of {field} does not match the old filter {_describe(f['old'])}"
+    if f.get("new") and not _filters.check_value(f["new"], nv, nf):
+        return f"the new value of {field} does not match the new filter {_describe(f['new'])}"
+    return ""

@@ -39,9 +39,9 @@ class HostFiltersTest(KopfTestCase):
         cases = [
             ("labels match", "gold", labelled(gold, None, 1), None, ""),
             ("label differs", "gold", labelled({"tier": "silver"}, None, 1), None,
-             "its labels filter wants tier='gold', the object has tier='silver'"),
+             "its labels filter wants tier=\"gold\", the object has tier=\"silver\""),
             ("annotation present", "gold", labelled(gold, {"paused": "yes"}, 1), None,
-             "its annotations filter wants paused absent, the object has 'yes'"),
+             "its annotations filter wants paused absent, the object has \"yes\""),
             ("value matches", "sized/spec.size", example(2), None, ""),
             ("value differs", "sized/spec.size", example(3), None,
              "its field spec.size does not match the value filter 2"),

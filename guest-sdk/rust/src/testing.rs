@@ -46,6 +46,7 @@ struct State {
     indices: BTreeMap<String, BTreeMap<String, Vec<Value>>>,
     memos: BTreeMap<String, Value>,
     kube: Option<KubeFn>,
+    force: bool,
 }
 
 /// The fake host and the module under test.
@@ -192,9 +193,9 @@ impl Harness {
                 _ => "update",
             };
             m.insert("reason".into(), reason.into());
-            let mut before = old.map(essence).unwrap_or(Value::Null);
-            let mut after = essence(&obj);
             let field = spec["filters"].str_at("field");
+            let mut before = old.map(|o| essence(o, field)).unwrap_or(Value::Null);
+            let mut after = essence(&obj, field);
             if !field.is_empty() {
                 before = before.path(field).cloned().unwrap_or(Value::Null);
                 after = after.path(field).cloned().unwrap_or(Value::Null);
@@ -276,9 +277,39 @@ impl Harness {
     }
 
     /// Runs handler `id` on `obj` (with `old` for updates, field handlers
-    /// and webhooks).
+    /// and webhooks). Panics when the host would not call the handler for
+    /// this object (see [`Harness::why_not`]), unless [`Harness::force`].
     pub fn run(&self, id: &str, obj: &Value, old: Option<&Value>) -> Res {
+        if !self.state.borrow().force {
+            let why = self.why_not(id, obj, old);
+            if !why.is_empty() {
+                panic!("the host would not call handler {:?} for this object: {} (call force(true) to call it anyway; why_not tells without calling)", id, why);
+            }
+        }
         self.call(&self.request(id, Some(obj), old))
+    }
+
+    /// Makes [`Harness::run`] call handlers that the host would not call
+    /// for the object (by default it panics).
+    pub fn force(&self, on: bool) {
+        self.state.borrow_mut().force = on;
+    }
+
+    /// Why the host would not call handler `id` for `obj` (`old` is the
+    /// previous state, as for [`Harness::run`]), or "" when it would: the
+    /// declarative filters as the host applies them ([`declared_why_not`]),
+    /// then the module's callable filters and `when`, asked as the host
+    /// asks them.
+    pub fn why_not(&self, id: &str, obj: &Value, old: Option<&Value>) -> String {
+        let spec = self.spec(id).clone();
+        let why = declared_why_not(&spec, Some(obj), old);
+        if !why.is_empty() || spec["filters"]["when"].as_bool() != Some(true) {
+            return why;
+        }
+        if self.matches(id, obj, old) {
+            return String::new();
+        }
+        callback_refusal(&spec["filters"])
     }
 
     /// Calls convert handler `id` as the host does for one object of a
@@ -585,32 +616,56 @@ pub fn merge_patch(target: Value, patch: &Value) -> Value {
     Value::Object(t)
 }
 
-/// Kopf's essence: the object without status, apiVersion, kind, and with
-/// only the labels and annotations of its metadata.
-pub fn essence(obj: &Value) -> Value {
+/// The diff-base essence as the host builds it: the object without
+/// status, apiVersion and kind, and of its metadata only the labels and
+/// annotations (without kubectl's last-applied configuration and the
+/// annotations of operators, see [`essential_annotation`]), none of them
+/// empty; plus the handler's `field` when it has one ("" for none): a
+/// field in status is essential to its handler.
+pub fn essence(obj: &Value, field: &str) -> Value {
     let mut out = Map::new();
     if let Some(m) = obj.as_object() {
         for (k, v) in m {
-            match k.as_str() {
-                "status" | "apiVersion" | "kind" => {}
-                "metadata" => {
-                    let mut kept = Map::new();
-                    for key in ["labels", "annotations"] {
-                        if let Some(x) = v.get(key) {
-                            kept.insert(key.into(), x.clone());
-                        }
-                    }
-                    if !kept.is_empty() {
-                        out.insert(k.clone(), Value::Object(kept));
-                    }
-                }
-                _ => {
-                    out.insert(k.clone(), v.clone());
-                }
+            if !matches!(k.as_str(), "status" | "apiVersion" | "kind" | "metadata") {
+                out.insert(k.clone(), v.clone());
             }
         }
     }
-    Value::Object(out)
+    let mut kept = Map::new();
+    for key in ["labels", "annotations"] {
+        if let Some(content) = obj["metadata"][key].as_object() {
+            let copied: Map = content.iter().filter(|(k, _)| key != "annotations" || essential_annotation(k, content)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            if !copied.is_empty() {
+                kept.insert(key.into(), Value::Object(copied));
+            }
+        }
+    }
+    if !kept.is_empty() {
+        out.insert("metadata".into(), Value::Object(kept));
+    }
+    let mut out = Value::Object(out);
+    if !field.is_empty() {
+        if let Some(v) = obj.path(field) {
+            out.set_path(field, v.clone());
+        }
+    }
+    out
+}
+
+/// Whether an annotation is part of the essence, as the host decides: not
+/// kubectl's last-applied configuration, nor under an operator's prefix
+/// (Kopf's kopf.zalando.org, its subdomains, or a prefix whose annotations
+/// include its "kopf-managed" marker).
+pub fn essential_annotation(key: &str, annotations: &Map) -> bool {
+    if key == "kubectl.kubernetes.io/last-applied-configuration" {
+        return false;
+    }
+    match key.split_once('/') {
+        None => true,
+        Some((prefix, _)) => {
+            !annotations.contains_key(&format!("{}/kopf-managed", prefix)) && prefix != "kopf.zalando.org" && !prefix.ends_with(".kopf.zalando.org")
+        }
+    }
 }
 
 /// Kopf's diff of two values, as the ABI's diff items.
@@ -631,5 +686,159 @@ pub fn diff(path: &mut Vec<String>, old: &Value, new: &Value, out: &mut Vec<Valu
             }
         }
         _ => out.push(obj! {"op" => "change", "field" => field, "old" => old.clone(), "new" => new.clone()}),
+    }
+}
+
+/// Why the host would not call the handler of `spec` (its manifest entry)
+/// for `obj` (`old`: its previous state), by its declarative filters alone
+/// ("" when they match): labels and annotations on the object, the field's
+/// value (for changing handlers on the old or the new essence), for update
+/// and field handlers that the field (or, without one, the essence)
+/// changed, and the old and new filters. Callable filters and `when` are
+/// the module's to answer ([`Harness::why_not`] asks). The shared table
+/// abi/testdata/filters.json checks it against the host.
+pub fn declared_why_not(spec: &Value, obj: Option<&Value>, old: Option<&Value>) -> String {
+    let kind = match Kind::parse(spec.str_at("kind")) {
+        Some(k) => k,
+        None => return String::new(),
+    };
+    if kind.is_activity() || kind == Kind::Convert {
+        return String::new();
+    }
+    let body = obj.or(old).unwrap_or(&Value::Null);
+    let f = &spec["filters"];
+    for what in ["labels", "annotations"] {
+        let why = meta_mismatch(what, &f[what], &body["metadata"][what]);
+        if !why.is_empty() {
+            return why;
+        }
+    }
+    let field = f.str_at("field");
+    let changing = kind.is_changing();
+    let before = old.map(|o| essence(o, field));
+    let after = essence(body, field);
+    let at = |v: Option<&Value>| -> Option<Value> { v.and_then(|v| v.path(field)).cloned() };
+    if !field.is_empty() {
+        let values = if changing { vec![at(Some(&after)), at(before.as_ref())] } else { vec![at(Some(body))] };
+        let value = &f["value"];
+        if !values.iter().any(|v| if value.is_null() { v.is_some() } else { check_value(value, v.as_ref()) }) {
+            if value.is_null() {
+                return format!("its field {} is absent", field);
+            }
+            return format!("its field {} does not match the value filter {}", field, describe(value));
+        }
+    }
+    if !changing {
+        return String::new();
+    }
+    if field.is_empty() {
+        if kind == Kind::Update && before.as_ref() == Some(&after) {
+            return "nothing essential changed between the old and the new object".into();
+        }
+        return String::new();
+    }
+    let (ov, nv) = (at(before.as_ref()), at(Some(&after)));
+    if matches!(kind, Kind::Update | Kind::Field) && ov == nv {
+        return format!("its field {} did not change", field);
+    }
+    if !f["old"].is_null() && !check_value(&f["old"], ov.as_ref()) {
+        return format!("the old value of {} does not match the old filter {}", field, describe(&f["old"]));
+    }
+    if !f["new"].is_null() && !check_value(&f["new"], nv.as_ref()) {
+        return format!("the new value of {} does not match the new filter {}", field, describe(&f["new"]));
+    }
+    String::new()
+}
+
+/// The first label or annotation filter (by key) that `content` does not
+/// match, in the host's words ("" when all match).
+fn meta_mismatch(what: &str, filters: &Value, content: &Value) -> String {
+    let filters = match filters.as_object() {
+        Some(m) => m,
+        None => return String::new(),
+    };
+    for (key, f) in filters {
+        let v = content.get(key);
+        let text = |v: &Value| quote(&v.as_str().map(str::to_string).unwrap_or_else(|| if v.is_null() { "<nil>".into() } else { v.to_string() }));
+        if f["callback"].as_bool() == Some(true) {
+            continue;
+        }
+        if f["absent"].as_bool() == Some(true) {
+            if let Some(v) = v {
+                return format!("its {} filter wants {} absent, the object has {}", what, key, text(v));
+            }
+        } else if f["present"].as_bool() == Some(true) {
+            if v.is_none() {
+                return format!("its {} filter wants {} present, the object has none", what, key);
+            }
+        } else if let Some(want) = f["value"].as_str() {
+            match v {
+                None => return format!("its {} filter wants {}={}, the object has none", what, key, quote(want)),
+                Some(v) if v.as_str() != Some(want) => {
+                    return format!("its {} filter wants {}={}, the object has {}={}", what, key, quote(want), key, text(v));
+                }
+                _ => {}
+            }
+        }
+    }
+    String::new()
+}
+
+/// One value (None: the field is absent) against a value filter; a
+/// callback is the module's to decide.
+fn check_value(f: &Value, v: Option<&Value>) -> bool {
+    if f["callback"].as_bool() == Some(true) {
+        return true;
+    }
+    if f["present"].as_bool() == Some(true) {
+        return v.is_some();
+    }
+    if f["absent"].as_bool() == Some(true) {
+        return v.is_none();
+    }
+    v == Some(&f["value"])
+}
+
+fn describe(f: &Value) -> String {
+    for word in ["present", "absent"] {
+        if f[word].as_bool() == Some(true) {
+            return word.into();
+        }
+    }
+    if f["callback"].as_bool() == Some(true) {
+        return "(a callback)".into();
+    }
+    f["value"].to_string()
+}
+
+/// A string quoted as the host quotes it (Go's %q).
+fn quote(s: &str) -> String {
+    format!("{:?}", s)
+}
+
+/// Which of a handler's module-side filters refused, in the host's words
+/// (the abi module's Filters.CallbackRefusal): the module answers for its
+/// `when` and every callable filter at once, so this names the callables
+/// the manifest's `filters` declare.
+pub fn callback_refusal(filters: &Value) -> String {
+    let mut callables = Vec::new();
+    for what in ["labels", "annotations"] {
+        if let Some(m) = filters[what].as_object() {
+            for (k, f) in m {
+                if f["callback"].as_bool() == Some(true) {
+                    callables.push(format!("{} filter on {}", what, k));
+                }
+            }
+        }
+    }
+    for what in ["value", "old", "new"] {
+        if filters[what]["callback"].as_bool() == Some(true) {
+            callables.push(format!("{} filter on {}", what, filters.str_at("field")));
+        }
+    }
+    match callables.len() {
+        0 => "its when filter returned false".into(),
+        1 => format!("its callable {} (or its when filter, if it has one) returned false", callables[0]),
+        _ => format!("one of its callable filters ({}) or its when filter, if it has one, returned false", callables.join(", ")),
     }
 }

@@ -174,8 +174,19 @@ fn field_when_daemon_timer_startup() {
     let h = harness();
     let mut old = example();
     old.set_path("spec.field", "old");
-    let res = h.run("field_fn/spec.field", &example(), Some(&old));
+    // field_fn wants an owner annotation: the host would not call it
+    // without one, and neither does run (unless forced).
+    assert_eq!(h.why_not("field_fn/spec.field", &example(), Some(&old)), "its annotations filter wants owner present, the object has none");
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.run("field_fn/spec.field", &example(), Some(&old))));
+    assert!(refused.is_err());
+    let mut obj = example();
+    obj.set_path("metadata.annotations.owner", "me");
+    old.set_path("metadata.annotations.owner", "me");
+    let res = h.run("field_fn/spec.field", &obj, Some(&old));
     assert_eq!(res.outcome, Ok(obj! {"old" => "old", "new" => "new"}));
+    h.force(true);
+    assert_eq!(h.run("field_fn/spec.field", &example(), Some(&old)).outcome, Ok(obj! {"old" => "old", "new" => "new"}));
+    h.force(false);
     assert!(h.matches("monitor", &example(), None));
     let mut other = example();
     other.set_path("metadata.labels.app", "other");
