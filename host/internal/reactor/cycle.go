@@ -62,7 +62,7 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		return
 	}
 	if m := o.mem.get(key); len(m.unsent) > 0 {
-		o.resend(ctx, s.res, key, obj, m.unsent, m.unsentReleases)
+		o.resend(ctx, s.res, key, obj, m)
 		return
 	}
 	events := o.mem.drainEvents(key)
@@ -102,9 +102,9 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 // them. A transient failure keeps them and throttles the object; any other
 // failure (a conflict with a change made meanwhile, a refusal) drops them,
 // and the object is processed afresh: its handlers run again, as in Kopf.
-func (o *Operator) resend(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured, reqs []persistence.Request, releases bool) {
+func (o *Operator) resend(ctx context.Context, res kube.Resource, key objectKey, obj *unstructured.Unstructured, kept memory) {
 	subj := execution.NewSubject(res.ResourceRef, res.Status, obj)
-	last, err := o.exec.Send(context.WithoutCancel(ctx), subj, reqs)
+	last, err := o.exec.Send(context.WithoutCancel(ctx), subj, kept.unsent)
 	unsent := (*execution.Unsent)(nil)
 	switch {
 	case errors.Is(err, execution.ErrGone):
@@ -124,8 +124,11 @@ func (o *Operator) resend(ctx context.Context, res kube.Resource, key objectKey,
 	}
 	o.mem.with(key, func(m *memory) {
 		m.unsent = nil
+		if err == nil && kept.unsentHandledOnce {
+			m.handledOnce = true
+		}
 		if last != nil {
-			m.pending, m.since, m.released = last.ResourceVersion, time.Now(), releases
+			m.pending, m.since, m.released = last.ResourceVersion, time.Now(), kept.unsentReleases
 		}
 	})
 	o.queue.Add(key)
@@ -199,7 +202,9 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	inStatus := storage == o.storage && c.storesDiffBaseInStatus()
 	last, err := o.exec.Apply(ctx, subj, c.patch)
 	if unsent := (*execution.Unsent)(nil); errors.As(err, &unsent) {
-		o.mem.with(key, func(m *memory) { m.unsent, m.unsentReleases = unsent.Requests, c.released })
+		o.mem.with(key, func(m *memory) {
+			m.unsent, m.unsentReleases, m.unsentHandledOnce = unsent.Requests, c.released, c.handledOnce
+		})
 	}
 	if err != nil {
 		return outcome{}, err

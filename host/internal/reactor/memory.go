@@ -43,9 +43,11 @@ type memory struct {
 	// unsent are the writes of a cycle whose handlers ran but whose write
 	// failed for a transient reason (execution.Unsent): sent before the
 	// object is processed again, so that the handlers do not run twice;
-	// unsentReleases says they release the object (see released).
-	unsent         []persistence.Request
-	unsentReleases bool
+	// unsentReleases says they release the object (see released),
+	// unsentHandledOnce that their cycle finished every due handler (see
+	// handledOnce).
+	unsent                            []persistence.Request
+	unsentReleases, unsentHandledOnce bool
 	// events waiting for the object's event handlers.
 	events []kube.Event
 	// essence is the essence of the last state seen, encoded, for objects
