@@ -9,10 +9,12 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
 //
 // so that a plain `go test` never runs against a stale module and never
-// skips for want of one.
+// skips for want of one. [TinyGoPath] does the same with TinyGo (the one
+// hack/tinygo.sh builds) into bin/wasm/tinygo-<name>.wasm.
 package wasmtest
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -37,16 +39,35 @@ var (
 // when needed and fails the test if the build fails.
 func Path(tb testing.TB, pkg string) string {
 	tb.Helper()
+	return path(tb, pkg, "")
+}
+
+// TinyGoPath is [Path] for the module built from pkg with TinyGo
+// (tinygo build -target=wasip1 -buildmode=c-shared -no-debug, as kopf-wasm
+// build --compiler tinygo does), in bin/wasm/tinygo-<name>.wasm. When TinyGo
+// is not built the test fails with hack/tinygo.sh's line that says what to
+// run.
+func TinyGoPath(tb testing.TB, pkg string) string {
+	tb.Helper()
+	return path(tb, pkg, tinygoPrefix)
+}
+
+// tinygoPrefix is the file name prefix of TinyGo builds in OutDir.
+const tinygoPrefix = "tinygo-"
+
+// path builds pkg with Go (prefix "") or TinyGo (tinygoPrefix).
+func path(tb testing.TB, pkg, prefix string) string {
+	tb.Helper()
 	root, err := RepoRoot()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := filepath.Join(root, OutDir, filepath.Base(pkg)+".wasm")
+	out := filepath.Join(root, OutDir, prefix+filepath.Base(pkg)+".wasm")
 	mu.Lock()
 	defer mu.Unlock()
 	berr, done := builds[out]
 	if !done {
-		berr = ensure(root, pkg, out)
+		berr = ensure(root, pkg, out, prefix == tinygoPrefix)
 		builds[out] = berr
 	}
 	if berr != nil {
@@ -84,9 +105,10 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// ensure builds out from pkg unless out is newer than every source it
-// depends on in this repository (the package, abi and guest-sdk).
-func ensure(root, pkg, out string) error {
+// ensure builds out from pkg (with TinyGo when tinygo is set) unless out is
+// newer than every source it depends on in this repository (the package,
+// abi and guest-sdk).
+func ensure(root, pkg, out string, tinygo bool) error {
 	src := filepath.Join(root, "examples", filepath.FromSlash(pkg))
 	if _, err := os.Stat(src); err != nil {
 		return fmt.Errorf("wasmtest: no package %s in the examples module: %w", pkg, err)
@@ -102,19 +124,35 @@ func ensure(root, pkg, out string) error {
 			return nil
 		}
 	}
-	return build(root, pkg, out)
+	return build(root, pkg, out, tinygo)
 }
 
-// build runs the Go toolchain for wasip1 into a temporary file and renames
-// it into place, so that concurrent test binaries never see half a module.
-func build(root, pkg, out string) error {
+// build runs the Go toolchain (or TinyGo) for wasip1 into a temporary file
+// and renames it into place, so that concurrent test binaries never see
+// half a module.
+func build(root, pkg, out string, tinygo bool) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("wasmtest: %w", err)
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
 	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", tmp, "./"+pkg)
-	cmd.Dir = filepath.Join(root, "examples")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if tinygo {
+		bin, err := tinygoBin(root)
+		if err != nil {
+			return err
+		}
+		// TinyGo picks the output's format by its extension: a .wasm in
+		// a hidden folder beside out.
+		dir, err := os.MkdirTemp(filepath.Dir(out), ".tinygo-*")
+		if err != nil {
+			return fmt.Errorf("wasmtest: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		tmp = filepath.Join(dir, filepath.Base(out))
+		cmd = exec.Command(bin, "build", "-target=wasip1", "-buildmode=c-shared", "-no-debug", "-o", tmp, "./"+pkg)
+	}
+	cmd.Dir = filepath.Join(root, "examples")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("wasmtest: building %s: %w\n%s", pkg, err, strings.TrimSpace(string(msg)))
@@ -123,6 +161,21 @@ func build(root, pkg, out string) error {
 		return fmt.Errorf("wasmtest: %w", err)
 	}
 	return nil
+}
+
+// tinygoBin returns the tinygo that hack/tinygo.sh built, or its line that
+// says what to run as the error.
+func tinygoBin(root string) (string, error) {
+	out, err := exec.Command(filepath.Join(root, "hack", "tinygo.sh"), "--print").Output()
+	if err != nil {
+		msg := err.Error()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			msg = strings.TrimSpace(string(exit.Stderr))
+		}
+		return "", fmt.Errorf("wasmtest: %s", msg)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "bin", "tinygo"), nil
 }
 
 // newestSource returns the latest modification time of the .go, go.mod and
