@@ -6,7 +6,7 @@
 #   hack/guest-build.sh python DIR OUT          (a folder of .py files: kopf-wasm build, with the
 #                                               Python runtime of hack/python-runtime.sh)
 #   hack/guest-build.sh tinygo DIR OUT          (a Go example, examples/<name>, with hack/tinygo.sh's
-#                                               TinyGo: tinygo build -target=wasip1 -buildmode=c-shared -no-debug)
+#                                               TinyGo and kopf-wasm build --compiler tinygo's flags)
 #
 # The output is written to a temporary file and renamed into place, so that
 # concurrent test binaries never see half a module. Used by the Makefile
@@ -44,7 +44,9 @@ case "$lang" in
     tgdir="$tmp.d"
     trap 'rm -rf "$tmp" "$tgdir"' EXIT
     mkdir -p "$tgdir"
-    (cd "$dir" && "$("$root/hack/tinygo.sh" --print)/bin/tinygo" build -target=wasip1 -buildmode=c-shared -no-debug -o "$tgdir/module.wasm" .)
+    # The flags of kopf-wasm build --compiler tinygo (cmd/kopf-wasm/internal/app/tinygo.go).
+    (cd "$dir" && "$("$root/hack/tinygo.sh" --print)/bin/tinygo" build -target=wasip1 -buildmode=c-shared -no-debug \
+      -scheduler=none -o "$tgdir/module.wasm" .)
     mv "$tgdir/module.wasm" "$tmp"
     rm -rf "$tgdir"
     ;;

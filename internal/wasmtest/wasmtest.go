@@ -14,7 +14,6 @@
 package wasmtest
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -42,9 +41,9 @@ func Path(tb testing.TB, pkg string) string {
 	return path(tb, pkg, "")
 }
 
-// TinyGoPath is [Path] for the module built from pkg with TinyGo
-// (tinygo build -target=wasip1 -buildmode=c-shared -no-debug, as kopf-wasm
-// build --compiler tinygo does), in bin/wasm/tinygo-<name>.wasm. When TinyGo
+// TinyGoPath is [Path] for the module built from pkg with TinyGo (by
+// hack/guest-build.sh tinygo, as kopf-wasm build --compiler tinygo builds),
+// in bin/wasm/tinygo-<name>.wasm. When TinyGo
 // is not built the test fails with hack/tinygo.sh's line that says what to
 // run.
 func TinyGoPath(tb testing.TB, pkg string) string {
@@ -107,7 +106,7 @@ func RepoRoot() (string, error) {
 
 // ensure builds out from pkg (with TinyGo when tinygo is set) unless out is
 // newer than every source it depends on in this repository (the package,
-// abi and guest-sdk).
+// abi and guest-sdk; for TinyGo also hack/guest-build.sh).
 func ensure(root, pkg, out string, tinygo bool) error {
 	src := filepath.Join(root, "examples", filepath.FromSlash(pkg))
 	if _, err := os.Stat(src); err != nil {
@@ -119,6 +118,11 @@ func ensure(root, pkg, out string, tinygo bool) error {
 			filepath.Join(root, "abi"), filepath.Join(root, "guest-sdk"))
 		if err != nil {
 			return err
+		}
+		if tinygo { // the script holds TinyGo's flags
+			if fi, err := os.Stat(filepath.Join(root, "hack", "guest-build.sh")); err == nil && fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
 		}
 		if built.ModTime().After(newest) {
 			return nil
@@ -134,24 +138,12 @@ func build(root, pkg, out string, tinygo bool) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("wasmtest: %w", err)
 	}
+	if tinygo {
+		return buildTinyGo(root, pkg, out)
+	}
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
 	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", tmp, "./"+pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if tinygo {
-		bin, err := tinygoBin(root)
-		if err != nil {
-			return err
-		}
-		// TinyGo picks the output's format by its extension: a .wasm in
-		// a hidden folder beside out.
-		dir, err := os.MkdirTemp(filepath.Dir(out), ".tinygo-*")
-		if err != nil {
-			return fmt.Errorf("wasmtest: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		tmp = filepath.Join(dir, filepath.Base(out))
-		cmd = exec.Command(bin, "build", "-target=wasip1", "-buildmode=c-shared", "-no-debug", "-o", tmp, "./"+pkg)
-	}
 	cmd.Dir = filepath.Join(root, "examples")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		_ = os.Remove(tmp)
@@ -163,19 +155,16 @@ func build(root, pkg, out string, tinygo bool) error {
 	return nil
 }
 
-// tinygoBin returns the tinygo that hack/tinygo.sh built, or its line that
-// says what to run as the error.
-func tinygoBin(root string) (string, error) {
-	out, err := exec.Command(filepath.Join(root, "hack", "tinygo.sh"), "--print").Output()
-	if err != nil {
-		msg := err.Error()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			msg = strings.TrimSpace(string(exit.Stderr))
-		}
-		return "", fmt.Errorf("wasmtest: %s", msg)
+// buildTinyGo builds pkg with hack/guest-build.sh tinygo (hack/tinygo.sh's
+// TinyGo, kopf-wasm build --compiler tinygo's flags), which writes out
+// whole or not at all; a missing TinyGo is its line that says what to run.
+func buildTinyGo(root, pkg, out string) error {
+	cmd := exec.Command(filepath.Join(root, "hack", "guest-build.sh"), "tinygo", filepath.Join("examples", filepath.FromSlash(pkg)), out)
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("wasmtest: building %s with TinyGo: %w: %s", pkg, err, strings.TrimSpace(string(msg)))
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "bin", "tinygo"), nil
+	return nil
 }
 
 // newestSource returns the latest modification time of the .go, go.mod and

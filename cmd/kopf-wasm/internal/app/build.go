@@ -29,9 +29,9 @@ The language is detected from DIR's files:
   go.mod (or .go files)  Go: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
                          (Go 1.24 or newer on PATH); with --compiler tinygo,
                          tinygo build -target=wasip1 -buildmode=c-shared
-                         -no-debug (a module a fifth the size; TinyGo from
-                         $KOPF_WASM_TINYGO, the one hack/tinygo.sh built, or
-                         PATH)
+                         -no-debug -scheduler=none (a module a tenth the size;
+                         no goroutines; TinyGo from $KOPF_WASM_TINYGO, the one
+                         hack/tinygo.sh built, or PATH)
   Cargo.toml             Rust: cargo build --release --target wasm32-wasi, the
                          crate's cdylib (Debian's /usr/bin/cargo and rustc when
                          present: they have the wasm32-wasi target)
