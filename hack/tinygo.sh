@@ -208,7 +208,7 @@ main() {
   missing=$(missing_packages | tr '\n' ' ')
   [ -z "$missing" ] ||
     fail "missing Debian packages: $missing; run: sudo CI=true hack/tinygo.sh (or apt-get install $missing)"
-  command -v go >/dev/null 2>&1 || fail "no go on PATH; install Go 1.26 (TinyGo $TINYGO_VERSION needs it) and run again"
+  command -v go >/dev/null 2>&1 || fail "no go on PATH; install Go (https://go.dev/doc/install) and run again"
   has_deb_src || fail "no deb-src entry for Debian bookworm; run: sudo CI=true hack/tinygo.sh"
 
   # Test packages may call this script at once: one builds, the others wait.
