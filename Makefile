@@ -9,11 +9,12 @@
 # Modules: . (host + CLI), abi, guest-sdk, examples; go.work ties them together.
 # The Rust, AssemblyScript and Python guest SDKs (guest-sdk/rust,
 # guest-sdk/assemblyscript, guest-sdk/python) and their examples
-# (examples/rust/*, examples/assemblyscript/*, examples/python/*) are built and
-# tested by `make guests guesttest` (part of `make test`); their toolchains come
-# from hack/guest-toolchains.sh (CI=true installs them, the Python runtime by
-# building CPython for WASI with hack/python-runtime.sh; elsewhere a missing one
-# is one line that says what to run).
+# (examples/rust/*, examples/assemblyscript/*, examples/python/*), and the TinyGo
+# builds of Go examples, are built and tested by `make guests guesttest` (part
+# of `make test`); their toolchains come from hack/guest-toolchains.sh (CI=true
+# installs them, the Python runtime by building CPython for WASI with
+# hack/python-runtime.sh, TinyGo by building it against Debian's LLVM with
+# hack/tinygo.sh; elsewhere a missing one is one line that says what to run).
 #
 # The fast tier is `make unit`: every test that needs no control plane, in
 # every module (go test -short: testenv.Start and the e2e packages' TestMain
@@ -110,6 +111,9 @@ GUESTS_AS = $(notdir $(wildcard examples/assemblyscript/*))
 # examples/python/<name> -> bin/wasm/py-<name>.wasm (kopf-wasm build, with the
 # Python runtime that hack/python-runtime.sh builds into the cache).
 GUESTS_PY = $(notdir $(wildcard examples/python/*))
+# Go examples also built with TinyGo: examples/<name> -> bin/wasm/tinygo-<name>.wasm
+# (hack/tinygo.sh's TinyGo; internal/wasmtest.TinyGoPath finds them there).
+GUESTS_TINYGO = kopfexample children
 # Debian's Rust, whatever rustup puts first on PATH.
 DEBIAN_CARGO := PATH=/usr/bin:$$PATH RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=$(CURDIR)/bin/cargo /usr/bin/cargo
 
@@ -117,10 +121,11 @@ guest-toolchains:
 	@if [ "$${CI:-}" = true ]; then hack/guest-toolchains.sh install all; else hack/guest-toolchains.sh check all; fi
 
 guests: guest-toolchains
-	@echo "== guest modules (Rust, AssemblyScript, Python) -> $(WASM_OUT)/"
+	@echo "== guest modules (Rust, AssemblyScript, Python, TinyGo) -> $(WASM_OUT)/"
 	@for g in $(GUESTS_RUST); do hack/guest-build.sh rust examples/rust/$$g $(WASM_OUT)/rust-$$g.wasm && echo "   rust/$$g"; done
 	@for g in $(GUESTS_AS); do hack/guest-build.sh assemblyscript examples/assemblyscript/$$g $(WASM_OUT)/as-$$g.wasm && echo "   assemblyscript/$$g"; done
 	@for g in $(GUESTS_PY); do hack/guest-build.sh python examples/python/$$g $(WASM_OUT)/py-$$g.wasm && echo "   python/$$g"; done
+	@for g in $(GUESTS_TINYGO); do hack/guest-build.sh tinygo examples/$$g $(WASM_OUT)/tinygo-$$g.wasm && echo "   tinygo/$$g"; done
 
 guesttest: guest-toolchains
 	@echo "== cargo test (guest-sdk/rust and examples/rust/*, Debian's toolchain)"

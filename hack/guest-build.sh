@@ -5,6 +5,8 @@
 #   hack/guest-build.sh assemblyscript DIR OUT  (an AssemblyScript module: DIR/assembly/index.ts)
 #   hack/guest-build.sh python DIR OUT          (a folder of .py files: kopf-wasm build, with the
 #                                               Python runtime of hack/python-runtime.sh)
+#   hack/guest-build.sh tinygo DIR OUT          (a Go example, examples/<name>, with hack/tinygo.sh's
+#                                               TinyGo and kopf-wasm build --compiler tinygo's flags)
 #
 # The output is written to a temporary file and renamed into place, so that
 # concurrent test binaries never see half a module. Used by the Makefile
@@ -37,7 +39,18 @@ case "$lang" in
     (cd "$root" && go build -o "$cli" ./cmd/kopf-wasm)
     KOPF_WASM_PYTHON_RUNTIME="$("$root/hack/python-runtime.sh" --print)" "$cli" build "$dir" -o "$tmp" >/dev/null
     ;;
-  *) echo "guest-build: unknown language $lang (rust, assemblyscript, python)" >&2; exit 2 ;;
+  tinygo)
+    # TinyGo picks the output's format by its extension: a .wasm in a folder of its own.
+    tgdir="$tmp.d"
+    trap 'rm -rf "$tmp" "$tgdir"' EXIT
+    mkdir -p "$tgdir"
+    # The flags of kopf-wasm build --compiler tinygo (cmd/kopf-wasm/internal/app/tinygo.go).
+    (cd "$dir" && "$("$root/hack/tinygo.sh" --print)/bin/tinygo" build -target=wasip1 -buildmode=c-shared -no-debug \
+      -scheduler=none -o "$tgdir/module.wasm" .)
+    mv "$tgdir/module.wasm" "$tmp"
+    rm -rf "$tgdir"
+    ;;
+  *) echo "guest-build: unknown language $lang (rust, assemblyscript, python, tinygo)" >&2; exit 2 ;;
 esac
 mv "$tmp" "$out"
 trap - EXIT

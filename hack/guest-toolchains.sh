@@ -12,10 +12,12 @@
 #   Python:         the Python runtime (CPython for wasm32-wasi and its
 #                   stdlib), built from Debian's packages and sources by
 #                   hack/python-runtime.sh into the project's cache.
+#   TinyGo:         TinyGo for the Go SDK's TinyGo builds, built against
+#                   Debian's LLVM 19 by hack/tinygo.sh into the project's cache.
 #
 # Usage:
-#   hack/guest-toolchains.sh install [rust|assemblyscript|python|all]   (root for apt-get)
-#   hack/guest-toolchains.sh check   [rust|assemblyscript|python|all]   (one line on failure)
+#   hack/guest-toolchains.sh install [rust|assemblyscript|python|tinygo|all]   (root for apt-get)
+#   hack/guest-toolchains.sh check   [rust|assemblyscript|python|tinygo|all]   (one line on failure)
 #
 # The Rust build always uses Debian's /usr/bin/rustc and /usr/bin/cargo: a
 # rustup toolchain on PATH usually lacks the wasm targets.
@@ -80,14 +82,28 @@ install_python() {
   check_python
 }
 
+check_tinygo() {
+  if ! "$root/hack/tinygo.sh" --print >/dev/null 2>&1; then
+    echo "TinyGo is not built; run: CI=true hack/tinygo.sh (root for apt-get; a few minutes, once)" >&2
+    return 1
+  fi
+}
+
+install_tinygo() {
+  CI=true "$root/hack/tinygo.sh" >/dev/null
+  check_tinygo
+}
+
 case "$action/$which" in
   install/rust) install_rust ;;
   install/assemblyscript) install_as ;;
   install/python) install_python ;;
-  install/all) install_rust && install_as && install_python ;;
+  install/tinygo) install_tinygo ;;
+  install/all) install_rust && install_as && install_python && install_tinygo ;;
   check/rust) check_rust ;;
   check/assemblyscript) check_as ;;
   check/python) check_python ;;
-  check/all) check_rust && check_as && check_python ;;
-  *) echo "usage: hack/guest-toolchains.sh install|check [rust|assemblyscript|python|all]" >&2; exit 2 ;;
+  check/tinygo) check_tinygo ;;
+  check/all) check_rust && check_as && check_python && check_tinygo ;;
+  *) echo "usage: hack/guest-toolchains.sh install|check [rust|assemblyscript|python|tinygo|all]" >&2; exit 2 ;;
 esac

@@ -10,6 +10,11 @@
 // module costs about a second. When the toolchain is missing the test
 // fails with one line that names the script to run
 // (hack/guest-toolchains.sh), as `make test` does.
+//
+// [TinyGo] is the Go examples built with TinyGo: Path(tb, TinyGo,
+// "kopfexample") is examples/kopfexample built by [wasmtest.TinyGoPath]
+// into bin/wasm/tinygo-kopfexample.wasm, rebuilt only when its sources
+// changed.
 package guestwasm
 
 import (
@@ -29,6 +34,8 @@ const (
 	Rust           = "rust"
 	AssemblyScript = "assemblyscript"
 	Python         = "python"
+	// TinyGo is the Go examples (examples/<name>) built with TinyGo.
+	TinyGo = "tinygo"
 )
 
 // prefix is the file name prefix of a language's modules in bin/wasm.
@@ -43,6 +50,9 @@ var (
 // building it first (once per test binary).
 func Path(tb testing.TB, lang, name string) string {
 	tb.Helper()
+	if lang == TinyGo {
+		return wasmtest.TinyGoPath(tb, name)
+	}
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
 		tb.Fatal(err)

@@ -14,14 +14,15 @@ import (
 
 // TestChildren: the richer example (examples/children in Go,
 // examples/rust/children, examples/assemblyscript/children,
-// examples/python/children with Kopf's own API) makes the same
+// examples/python/children with Kopf's own API, and the Go one built with
+// TinyGo) makes the same
 // outcomes in every language: a ConfigMap per object holding spec.field,
 // adopted (a controller owner reference and the parent's labels); a field
 // handler that copies a changed spec.field into it; a timer that counts its
 // runs in the status; and, once the parent is deleted, the garbage
 // collector (kube-controller-manager) deletes the ConfigMap.
 func TestChildren(t *testing.T) {
-	for _, m := range modules("children", "children", guestwasm.Rust, guestwasm.AssemblyScript, guestwasm.Python) {
+	for _, m := range modules("children", "children", guestwasm.Rust, guestwasm.AssemblyScript, guestwasm.Python, guestwasm.TinyGo) {
 		t.Run(m.lang, func(t *testing.T) {
 			ns := "kch-" + m.lang
 			logs := operator(t, ns, m.path(t))

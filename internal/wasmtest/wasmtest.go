@@ -9,7 +9,8 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
 //
 // so that a plain `go test` never runs against a stale module and never
-// skips for want of one.
+// skips for want of one. [TinyGoPath] does the same with TinyGo (the one
+// hack/tinygo.sh builds) into bin/wasm/tinygo-<name>.wasm.
 package wasmtest
 
 import (
@@ -37,16 +38,35 @@ var (
 // when needed and fails the test if the build fails.
 func Path(tb testing.TB, pkg string) string {
 	tb.Helper()
+	return path(tb, pkg, "")
+}
+
+// TinyGoPath is [Path] for the module built from pkg with TinyGo (by
+// hack/guest-build.sh tinygo, as kopf-wasm build --compiler tinygo builds),
+// in bin/wasm/tinygo-<name>.wasm. When TinyGo
+// is not built the test fails with hack/tinygo.sh's line that says what to
+// run.
+func TinyGoPath(tb testing.TB, pkg string) string {
+	tb.Helper()
+	return path(tb, pkg, tinygoPrefix)
+}
+
+// tinygoPrefix is the file name prefix of TinyGo builds in OutDir.
+const tinygoPrefix = "tinygo-"
+
+// path builds pkg with Go (prefix "") or TinyGo (tinygoPrefix).
+func path(tb testing.TB, pkg, prefix string) string {
+	tb.Helper()
 	root, err := RepoRoot()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := filepath.Join(root, OutDir, filepath.Base(pkg)+".wasm")
+	out := filepath.Join(root, OutDir, prefix+filepath.Base(pkg)+".wasm")
 	mu.Lock()
 	defer mu.Unlock()
 	berr, done := builds[out]
 	if !done {
-		berr = ensure(root, pkg, out)
+		berr = ensure(root, pkg, out, prefix == tinygoPrefix)
 		builds[out] = berr
 	}
 	if berr != nil {
@@ -84,9 +104,10 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// ensure builds out from pkg unless out is newer than every source it
-// depends on in this repository (the package, abi and guest-sdk).
-func ensure(root, pkg, out string) error {
+// ensure builds out from pkg (with TinyGo when tinygo is set) unless out is
+// newer than every source it depends on in this repository (the package,
+// abi and guest-sdk; for TinyGo also hack/guest-build.sh).
+func ensure(root, pkg, out string, tinygo bool) error {
 	src := filepath.Join(root, "examples", filepath.FromSlash(pkg))
 	if _, err := os.Stat(src); err != nil {
 		return fmt.Errorf("wasmtest: no package %s in the examples module: %w", pkg, err)
@@ -98,29 +119,50 @@ func ensure(root, pkg, out string) error {
 		if err != nil {
 			return err
 		}
+		if tinygo { // the script holds TinyGo's flags
+			if fi, err := os.Stat(filepath.Join(root, "hack", "guest-build.sh")); err == nil && fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
+		}
 		if built.ModTime().After(newest) {
 			return nil
 		}
 	}
-	return build(root, pkg, out)
+	return build(root, pkg, out, tinygo)
 }
 
-// build runs the Go toolchain for wasip1 into a temporary file and renames
-// it into place, so that concurrent test binaries never see half a module.
-func build(root, pkg, out string) error {
+// build runs the Go toolchain (or TinyGo) for wasip1 into a temporary file
+// and renames it into place, so that concurrent test binaries never see
+// half a module.
+func build(root, pkg, out string, tinygo bool) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("wasmtest: %w", err)
 	}
+	if tinygo {
+		return buildTinyGo(root, pkg, out)
+	}
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
 	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", tmp, "./"+pkg)
-	cmd.Dir = filepath.Join(root, "examples")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	cmd.Dir = filepath.Join(root, "examples")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("wasmtest: building %s: %w\n%s", pkg, err, strings.TrimSpace(string(msg)))
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		return fmt.Errorf("wasmtest: %w", err)
+	}
+	return nil
+}
+
+// buildTinyGo builds pkg with hack/guest-build.sh tinygo (hack/tinygo.sh's
+// TinyGo, kopf-wasm build --compiler tinygo's flags), which writes out
+// whole or not at all; a missing TinyGo is its line that says what to run.
+func buildTinyGo(root, pkg, out string) error {
+	cmd := exec.Command(filepath.Join(root, "hack", "guest-build.sh"), "tinygo", filepath.Join("examples", filepath.FromSlash(pkg)), out)
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("wasmtest: building %s with TinyGo: %w: %s", pkg, err, strings.TrimSpace(string(msg)))
 	}
 	return nil
 }

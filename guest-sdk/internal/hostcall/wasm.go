@@ -110,20 +110,22 @@ func (wasmHost) Call(fn string, request []byte) []byte {
 	return reply.ReadBytes()
 }
 
+// importOf returns the imported host function fn, wrapped in a closure:
+// TinyGo refuses a //go:wasmimport function used as a value.
 func importOf(fn string) func(uint64) uint64 {
 	switch fn {
 	case abi.HostLog:
-		return hostLog
+		return func(r uint64) uint64 { return hostLog(r) }
 	case abi.HostPostEvent:
-		return hostPostEvent
+		return func(r uint64) uint64 { return hostPostEvent(r) }
 	case abi.HostKubeRequest:
-		return hostKubeRequest
+		return func(r uint64) uint64 { return hostKubeRequest(r) }
 	case abi.HostIndexLookup:
-		return hostIndexLookup
+		return func(r uint64) uint64 { return hostIndexLookup(r) }
 	case abi.HostSleepUntilStopped:
-		return hostSleepUntilStopped
+		return func(r uint64) uint64 { return hostSleepUntilStopped(r) }
 	case abi.HostIsStopped:
-		return hostIsStopped
+		return func(r uint64) uint64 { return hostIsStopped(r) }
 	}
 	return nil
 }

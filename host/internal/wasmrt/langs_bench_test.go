@@ -17,13 +17,15 @@ type langModule struct {
 }
 
 // langModules returns the kopfexample module of each guest SDK: Go's
-// (examples/kopfexample), Rust's, AssemblyScript's and Python's
-// (examples/<lang>/kopfexample; Python's with Kopf's own API, snapshotted
-// after its start). All four register the same handlers, and their
-// delete_fn decodes the request and logs one line with the object's name.
+// (examples/kopfexample), the same built with TinyGo, Rust's,
+// AssemblyScript's and Python's (examples/<lang>/kopfexample; Python's with
+// Kopf's own API, snapshotted after its start). All five register the same
+// handlers, and their delete_fn decodes the request and logs one line with
+// the object's name.
 func langModules(b *testing.B) []langModule {
 	return []langModule{
 		{"go", wasmtest.Bytes(b, "kopfexample")},
+		{"tinygo", guestwasm.Bytes(b, guestwasm.TinyGo, "kopfexample")},
 		{"rust", guestwasm.Bytes(b, guestwasm.Rust, "kopfexample")},
 		{"assemblyscript", guestwasm.Bytes(b, guestwasm.AssemblyScript, "kopfexample")},
 		{"python", guestwasm.Bytes(b, guestwasm.Python, "kopfexample")},

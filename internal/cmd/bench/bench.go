@@ -66,6 +66,9 @@ type benchOptions struct {
 	// empty builds it into WorkDir. KopfSource is an extract of Kopf
 	// 1.44.6's source and KopfPython the python3 that runs it.
 	PythonModule, KopfSource, KopfPython string
+	// TinyGoModule is a prebuilt TinyGo kopfexample module (tinygo.go);
+	// "" builds it with kopf-wasm build --compiler tinygo.
+	TinyGoModule string
 	// WasmCache has the kopf-wasm contenders load their modules through a
 	// compile cache in WorkDir, as `kopf-wasm run` does: a pass after
 	// the contender's first loads its module compiled.
@@ -83,7 +86,9 @@ var knownContenders = []string{"kopf-wasm", "native"}
 // kopf-wasm-python is kopf-wasm with the Python kopfexample module, kopf
 // Kopf 1.44.6 itself running that module's file (kopf.go).
 // kopf-wasm-baseline is kopf-wasm run by -baseline-operator.
-var extraContenders = []string{"kopf-wasm-scraped", "kopf-wasm-nometrics", pythonContender, kopfContender, baselineContender}
+// kopf-wasm-tinygo is kopf-wasm with the Go kopfexample built with TinyGo
+// (tinygo.go).
+var extraContenders = []string{"kopf-wasm-scraped", "kopf-wasm-nometrics", pythonContender, kopfContender, baselineContender, tinygoContender}
 
 const baselineContender = "kopf-wasm-baseline"
 
@@ -153,6 +158,7 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.WasmOperator, "wasm-operator", "", "prebuilt host/internal/cmd/benchoperator binary (default: build it)")
 	fs.StringVar(&o.BaselineOperator, "baseline-operator", "", "benchoperator binary built from the commit to compare with, for "+baselineContender)
 	fs.StringVar(&o.PythonModule, "python-wasm", "", "prebuilt Python kopfexample module for "+pythonContender+" (default: build it with kopf-wasm build)")
+	fs.StringVar(&o.TinyGoModule, "tinygo-wasm", "", "prebuilt TinyGo kopfexample module for "+tinygoContender+" (default: build it with kopf-wasm build --compiler tinygo)")
 	fs.StringVar(&o.KopfSource, "kopf-source", "/work/kopf-1.44.6", "Kopf "+kopfVersion+"'s source, extracted from its tag, for the kopf contender")
 	fs.StringVar(&o.KopfPython, "kopf-python", "/usr/bin/python3", "the python3 that runs Kopf, with Debian's python3-aiohttp and kin")
 	fs.BoolVar(&o.WasmCache, "wasm-cache", false,
@@ -293,6 +299,11 @@ func (o *benchOptions) build(ctx context.Context, root string, progress func(str
 	}
 	if needs(o.Contenders, pythonContender) {
 		if err := buildPython(ctx, root, o.WorkDir, &o.PythonModule, progress); err != nil {
+			return err
+		}
+	}
+	if needs(o.Contenders, tinygoContender) {
+		if err := buildTinyGo(ctx, root, o.WorkDir, &o.TinyGoModule, progress); err != nil {
 			return err
 		}
 	}

@@ -84,6 +84,11 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 			common = append(common, "-cache-dir", filepath.Join(d.o.WorkDir, "wasm-cache"))
 		}
 		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.PythonModule, "-user-agent", "kopf-wasm-bench"), nil
+	case tinygoContender:
+		if d.o.WasmCache {
+			common = append(common, "-cache-dir", filepath.Join(d.o.WorkDir, "wasm-cache"))
+		}
+		return append(append([]string{d.o.WasmOperator}, common...), "-wasm", d.o.TinyGoModule, "-user-agent", "kopf-wasm-bench"), nil
 	case kopfContender:
 		return d.kopfArgv(namespace), nil
 	case "native":

@@ -27,7 +27,11 @@ DIR/<folder name>.wasm.
 The language is detected from DIR's files:
 
   go.mod (or .go files)  Go: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
-                         (Go 1.24 or newer on PATH)
+                         (Go 1.24 or newer on PATH); with --compiler tinygo,
+                         tinygo build -target=wasip1 -buildmode=c-shared
+                         -no-debug -scheduler=none (a module a tenth the size;
+                         no goroutines; TinyGo from $KOPF_WASM_TINYGO, the one
+                         hack/tinygo.sh built, or PATH)
   Cargo.toml             Rust: cargo build --release --target wasm32-wasi, the
                          crate's cdylib (Debian's /usr/bin/cargo and rustc when
                          present: they have the wasm32-wasi target)
@@ -49,10 +53,13 @@ Example - Build the module in the current folder:
   kopf-wasm build
 
 Example - Build the example module into bin/:
-  kopf-wasm build examples/kopfexample -o bin/kopfexample.wasm`
+  kopf-wasm build examples/kopfexample -o bin/kopfexample.wasm
+
+Example - Build it with TinyGo:
+  kopf-wasm build examples/kopfexample --compiler tinygo -o bin/kopfexample-tinygo.wasm`
 
 func buildCmd(g *globals) *cobra.Command {
-	var out string
+	var out, compiler string
 	cmd := &cobra.Command{
 		Use:   "build [flags] [DIR]",
 		Short: "Build a Go, Rust, AssemblyScript or Python handler module to .wasm",
@@ -75,6 +82,12 @@ func buildCmd(g *globals) *cobra.Command {
 				return clierr.Usagef(fmt.Errorf("build: %s holds no go.mod or .go files, Cargo.toml, asconfig.json, or .py files", dir),
 					"name the folder of a Go, Rust, AssemblyScript or Python module (kopf-wasm init --lang creates one)")
 			}
+			if err := checkCompiler(compiler, lang, dir); err != nil {
+				return err
+			}
+			if lang == scaffold.Go && compiler == compilerTinyGo {
+				lang = compilerTinyGo
+			}
 			if out == "" {
 				out = filepath.Join(abs, filepath.Base(abs)+".wasm")
 			} else if out, err = filepath.Abs(out); err != nil {
@@ -85,8 +98,21 @@ func buildCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the .wasm file to write (default DIR/<folder name>.wasm)")
 	option.SkipEnv(cmd.Flags(), "output") // KOPF_WASM_OUTPUT is inspect's and invoke's format
+	cmd.Flags().StringVar(&compiler, "compiler", compilerGo, "the compiler of a Go module: go or tinygo")
 
 	return cmd
+}
+
+// checkCompiler refuses a --compiler that is not go or tinygo, and tinygo
+// for a module that is not Go.
+func checkCompiler(compiler, lang, dir string) error {
+	switch {
+	case compiler != compilerGo && compiler != compilerTinyGo:
+		return clierr.Usagef(fmt.Errorf("build: unknown compiler %q", compiler), "use --compiler go or --compiler tinygo")
+	case compiler == compilerTinyGo && lang != scaffold.Go:
+		return clierr.Usagef(fmt.Errorf("build: --compiler tinygo builds Go modules, and %s is a %s module", dir, lang), "leave --compiler out")
+	}
+	return nil
 }
 
 // detectLang names the language of the module in dir; "" when it is none
@@ -128,6 +154,8 @@ func buildModule(cmd *cobra.Command, g *globals, lang, dir, out string) error {
 	switch lang {
 	case scaffold.Go:
 		err = goBuild(cmd, g, dir, tmp)
+	case compilerTinyGo:
+		err = tinygoBuild(cmd, g, dir, tmp)
 	case scaffold.Rust:
 		err = rustBuild(cmd, g, dir, tmp)
 	case scaffold.AssemblyScript:

@@ -180,11 +180,18 @@ func TestInit(t *testing.T) {
 			[][]string{{"/usr/bin/cargo", "test", "--quiet"}}},
 		{"assemblyscript", ".gitignore, Makefile, README.md, asconfig.json, assembly/index.ts, crd.yaml, object.yaml, package.json, test/run.mjs",
 			[][]string{{"node", "test/run.mjs"}}},
+		// A Go module built with TinyGo: init and build with --compiler tinygo.
+		{"tinygo", ".gitignore, Makefile, README.md, crd.yaml, go.mod, main.go, main_test.go, object.yaml",
+			[][]string{{"go", "vet", "./..."}, {"go", "test", "-count=1", "./..."}}},
 	} {
 		t.Run(tt.lang, func(t *testing.T) {
 			needToolchain(t, root, tt.lang)
+			lang, compiler := tt.lang, []string(nil)
+			if lang == "tinygo" {
+				lang, compiler = "go", []string{"--compiler", "tinygo"}
+			}
 			dir := filepath.Join(t.TempDir(), "widgets")
-			r := run(t.Context(), "", "init", dir, "--lang", tt.lang, "--kind", "Widget", "--group", "demo.example.com", "--sdk", filepath.Join(root, "guest-sdk"))
+			r := run(t.Context(), "", append([]string{"init", dir, "--lang", lang, "--kind", "Widget", "--group", "demo.example.com", "--sdk", filepath.Join(root, "guest-sdk")}, compiler...)...)
 			if r.code != 0 || !strings.Contains(r.out, "created "+dir+": "+tt.files+"\n") {
 				t.Fatalf("init: %+v", r)
 			}
@@ -192,7 +199,7 @@ func TestInit(t *testing.T) {
 				goCmd(t, dir, []string{"PATH=/usr/bin:" + os.Getenv("PATH"), "RUSTC=/usr/bin/rustc", "RUSTDOC=/usr/bin/rustdoc"}, cmd...)
 			}
 			wasm := filepath.Join(dir, "widgets.wasm")
-			r = run(t.Context(), "", "build", dir)
+			r = run(t.Context(), "", append([]string{"build", dir}, compiler...)...)
 			if r.code != 0 || r.out != "built "+wasm+": module widgets 0.1.0, 3 handlers\n" {
 				t.Fatalf("build of the generated module: %+v", r)
 			}
@@ -208,6 +215,34 @@ func TestInit(t *testing.T) {
 			crd, err := os.ReadFile(filepath.Join(dir, "crd.yaml"))
 			if err != nil || !strings.Contains(string(crd), "name: widgets.demo.example.com") {
 				t.Errorf("crd.yaml: %s (%v)", crd, err)
+			}
+		})
+	}
+}
+
+// TestBuildCompiler: --compiler takes go or tinygo, tinygo only for a Go
+// module, and a missing TinyGo is one line that names hack/tinygo.sh.
+func TestBuildCompiler(t *testing.T) {
+	goMod := t.TempDir()
+	writeFile(t, goMod, "go.mod", "module plain\n\ngo 1.24\n")
+	rust := t.TempDir()
+	writeFile(t, rust, "Cargo.toml", "[package]\nname = \"x\"\n")
+	t.Setenv("KOPF_WASM_CACHE", t.TempDir()) // no TinyGo built there
+	t.Setenv("KOPF_WASM_TINYGO", "")
+	t.Setenv("PATH", t.TempDir()) // nor on PATH
+	for _, tt := range []struct {
+		name, dir, compiler string
+		code                int
+		want                string
+	}{
+		{"unknown compiler", goMod, "gcc", 2, `Error: build: unknown compiler "gcc"; use --compiler go or --compiler tinygo`},
+		{"tinygo for rust", rust, "tinygo", 2, "Error: build: --compiler tinygo builds Go modules, and " + rust + " is a rust module; leave --compiler out"},
+		{"no tinygo", goMod, "tinygo", 1, "Error: build: TinyGo is not installed; run CI=true hack/tinygo.sh in a kopf-wasm checkout"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t.Context(), "", "build", tt.dir, "--compiler", tt.compiler)
+			if r.code != tt.code || !strings.Contains(r.errOut, tt.want) || strings.Count(strings.TrimSpace(r.errOut), "\n") != 0 {
+				t.Errorf("build --compiler %s: %+v; want exit %d and one line with %q", tt.compiler, r, tt.code, tt.want)
 			}
 		})
 	}

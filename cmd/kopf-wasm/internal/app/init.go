@@ -20,7 +20,9 @@ default), Rust, AssemblyScript or Python (--lang): create, update and
 delete handlers for a custom resource, their tests on the language's guest
 SDK test kit, the CRD, an example object, a Makefile and a README.
 
-  go              main.go, main_test.go (kopftest), go.mod; make test = go test
+  go              main.go, main_test.go (kopftest), go.mod; make test = go test;
+                  make build = go build for wasip1, or with --compiler tinygo,
+                  kopf-wasm build --compiler tinygo (TinyGo: hack/tinygo.sh)
   rust            src/lib.rs with its tests (kopf::testing::Harness),
                   Cargo.toml, .cargo/config.toml (offline, Debian's crates);
                   make test = cargo test
@@ -38,6 +40,9 @@ build) and tests (make test) as generated.
 
 Example - A module for kind Widget in group demo.example.com:
   kopf-wasm init widgets --kind Widget --group demo.example.com
+
+Example - A Go module that builds with TinyGo:
+  kopf-wasm init widgets --compiler tinygo
 
 Example - A Rust module outside a checkout, with the SDK of one:
   kopf-wasm init ~/src/my-operator --lang rust --sdk ~/src/kopf-wasm/guest-sdk`
@@ -63,6 +68,7 @@ func initCmd(g *globals) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.params.Lang, "lang", scaffold.Go, "the module's language: "+strings.Join(scaffold.Langs, ", "))
+	fs.StringVar(&o.params.Compiler, "compiler", "", "the compiler of a Go module's make build: go (the default) or tinygo")
 	fs.StringVar(&o.params.Name, "name", "", "the module's name (default: DIR's name)")
 	fs.StringVar(&o.params.Module, "module", "", "the Go module path (default example.com/<name>)")
 	fs.StringVar(&o.params.Group, "group", "", "the custom resource's API group (default example.com)")

@@ -38,15 +38,7 @@ func pythonRuntimeDir() string {
 	if d := os.Getenv("KOPF_WASM_PYTHON_RUNTIME"); d != "" {
 		return d
 	}
-	root := os.Getenv("KOPF_WASM_CACHE")
-	if root == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = filepath.Join(os.TempDir(), "cache")
-		}
-		root = filepath.Join(cache, "kopf-wasm")
-	}
-	return filepath.Join(root, "python", "current")
+	return filepath.Join(projectCacheDir(), "python", "current")
 }
 
 // pythonBuild makes a Python module: the runtime (CPython for WASI and

@@ -36,6 +36,12 @@ const (
 // Langs lists the languages, in the order usage messages name them.
 var Langs = []string{Go, Rust, AssemblyScript, Python}
 
+// Compilers of a Go module: the Go toolchain (the default) or TinyGo.
+const (
+	CompilerGo     = "go"
+	CompilerTinyGo = "tinygo"
+)
+
 // files maps, for each language, each template (a path under template/) to
 // the file it writes.
 var files = map[string]map[string]string{
@@ -86,6 +92,10 @@ type Params struct {
 	// Lang is the module's language: Go (the default), Rust or
 	// AssemblyScript.
 	Lang string
+	// Compiler builds a Go module: CompilerGo (or empty, the default) or
+	// CompilerTinyGo, whose Makefile builds with kopf-wasm build
+	// --compiler tinygo. Other languages have their own and leave it empty.
+	Compiler string
 	// Name is the module's name (its manifest and .wasm file). Default: the
 	// folder's name.
 	Name string
@@ -162,6 +172,12 @@ func (p Params) Defaults(dir string) (Params, error) {
 	var problems []string
 	if files[p.Lang] == nil {
 		problems = append(problems, fmt.Sprintf("language %q: use %s", p.Lang, strings.Join(Langs, ", ")))
+	}
+	switch {
+	case p.Lang == Go && p.Compiler != "" && p.Compiler != CompilerGo && p.Compiler != CompilerTinyGo:
+		problems = append(problems, fmt.Sprintf("compiler %q: use %s or %s", p.Compiler, CompilerGo, CompilerTinyGo))
+	case p.Lang != Go && p.Compiler != "":
+		problems = append(problems, fmt.Sprintf("compiler %q: only a Go module takes one (%s's is its own)", p.Compiler, p.Lang))
 	}
 	if !nameRE.MatchString(p.Name) {
 		problems = append(problems, fmt.Sprintf("module name %q: use lower-case letters, digits and dashes", p.Name))

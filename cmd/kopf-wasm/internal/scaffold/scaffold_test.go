@@ -21,6 +21,10 @@ func TestDefaults(t *testing.T) {
 			want: Params{Lang: "go", Name: "w", Module: "m/w", Group: "g.io", Version: "v2", Kind: "Widget", Plural: "widgets", Singular: "widget"}},
 		{name: "bad kind and name", dir: "/x/y", in: Params{Name: "a_b", Kind: "widget"}, err: `module name "a_b"`},
 		{name: "bad group", dir: "/x/y", in: Params{Group: "a/b"}, err: `group "a/b"`},
+		{name: "tinygo", dir: "/x/y", in: Params{Compiler: "tinygo"}, want: Params{Lang: "go", Compiler: "tinygo", Name: "y",
+			Module: "example.com/y", Group: "example.com", Version: "v1", Kind: "Greeting", Plural: "greetings", Singular: "greeting"}},
+		{name: "bad compiler", dir: "/x/y", in: Params{Compiler: "gcc"}, err: `compiler "gcc": use go or tinygo`},
+		{name: "compiler of rust", dir: "/x/y", in: Params{Lang: "rust", Compiler: "tinygo"}, err: `compiler "tinygo": only a Go module takes one`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +70,27 @@ func TestWrite(t *testing.T) {
 	readme, _ := os.ReadFile(filepath.Join(dir2, "README.md"))
 	if strings.Contains(string(gomod), "replace") || !strings.Contains(string(readme), "go mod edit -replace") {
 		t.Errorf("go.mod:\n%s\nREADME:\n%s", gomod, readme)
+	}
+}
+
+// TestWriteTinyGo: a Go module for TinyGo builds with kopf-wasm build
+// --compiler tinygo, and its README says where TinyGo comes from.
+func TestWriteTinyGo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	p, err := Params{Kind: "Widget", Compiler: CompilerTinyGo}.Defaults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"Makefile":  "build: kopf-wasm-found\n\t$(KOPF_WASM) build --compiler tinygo -o w.wasm .\n\ninvoke:",
+		"README.md": "CI=true hack/tinygo.sh",
+	} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !strings.Contains(string(b), text) {
+			t.Errorf("%s lacks %q:\n%s", name, text, b)
+		}
 	}
 }
 
