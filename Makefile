@@ -81,7 +81,7 @@ check-not-short:
 	@case " $${GOFLAGS:-} " in *short*) echo "make test: GOFLAGS ($$GOFLAGS) sets -short, which skips the end-to-end tests; unset it (make unit is the short tier)" >&2; exit 1;; esac
 
 check-go:
-	@command -v $(GO) >/dev/null 2>&1 || { echo "make: no Go toolchain ('$(GO)') on PATH; install Go 1.24 or newer (https://go.dev/doc/install) and run make again" >&2; exit 1; }
+	@command -v $(GO) >/dev/null 2>&1 || { echo "make: no Go toolchain ('$(GO)') on PATH; install Go 1.25 or newer (https://go.dev/doc/install) and run make again" >&2; exit 1; }
 
 deps: check-go
 	@echo "== go mod download (all workspace modules)"
