@@ -3,7 +3,9 @@ package execution_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +265,61 @@ func TestCallDeadline(t *testing.T) {
 		if got := mod.reqs[len(mod.reqs)-1].Deadline; !got.Equal(tt.want) {
 			t.Errorf("%s: deadline %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// A write that fails for a transient reason part-way returns what is left
+// to send (the failed request first), which Send sends later; any other
+// failure returns none.
+func TestApplyKeepsUnsent(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		fail     error
+		wantLeft []string // subresources of the requests left, "" for the object
+	}{
+		{"status unavailable", fmt.Errorf("patch: %w", kube.ErrUnavailable), []string{"status"}},
+		{"status refused", fmt.Errorf("patch: %w", kube.ErrInvalid), nil},
+		{"status too large", fmt.Errorf("patch: %w", kube.ErrTooLarge), nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			failing := true
+			cluster := &fakeCluster{patch: func(sub string) (*kube.Patched, error) {
+				if sub == "status" && failing {
+					return nil, tt.fail
+				}
+				return &kube.Patched{ResourceVersion: "7"}, nil
+			}}
+			exec := newExec(nil, cluster, clocktesting.NewFakeClock(time.Now()))
+			subj := execution.NewSubject(ref, true, object())
+			p := persistence.NewPatch(true)
+			p.Set(objects.ParsePath("metadata.labels.seen"), "yes")
+			p.Set(objects.ParsePath("status.create_fn.message"), "hi")
+			_, err := exec.Apply(context.Background(), subj, p)
+			var unsent *execution.Unsent
+			if !errors.As(err, &unsent) {
+				if tt.wantLeft != nil || err == nil {
+					t.Fatalf("apply: %v, want the requests left", err)
+				}
+				return
+			}
+			if tt.wantLeft == nil {
+				t.Fatalf("apply: kept %d requests of a failure that is not transient (%v)", len(unsent.Requests), err)
+			}
+			var left []string
+			for _, r := range unsent.Requests {
+				left = append(left, r.Subresource)
+			}
+			if !slices.Equal(left, tt.wantLeft) || !errors.Is(err, kube.ErrUnavailable) {
+				t.Fatalf("left %q (%v), want %q", left, err, tt.wantLeft)
+			}
+			failing = false
+			last, err := exec.Send(context.Background(), subj, unsent.Requests)
+			if err != nil || last == nil || last.ResourceVersion != "7" {
+				t.Fatalf("send: %+v, %v", last, err)
+			}
+			if n := len(cluster.patches); n != 3 {
+				t.Errorf("patches sent: %d (%q), want 3: the object once, status twice", n, cluster.patches)
+			}
+		})
 	}
 }
