@@ -40,8 +40,9 @@ case "$lang" in
     KOPF_WASM_PYTHON_RUNTIME="$("$root/hack/python-runtime.sh" --print)" "$cli" build "$dir" -o "$tmp" >/dev/null
     ;;
   tinygo)
-    # TinyGo picks the output's format by its extension: a .wasm in a folder of its own.
-    tgdir="$tmp.d"
+    # TinyGo picks the output's format by its extension: a .wasm in a folder of its own,
+    # named absolutely, as TinyGo runs in the module's folder.
+    case "$tmp" in /*) tgdir="$tmp.d" ;; *) tgdir="$PWD/$tmp.d" ;; esac
     trap 'rm -rf "$tmp" "$tgdir"' EXIT
     mkdir -p "$tgdir"
     # The flags of kopf-wasm build --compiler tinygo (cmd/kopf-wasm/internal/app/tinygo.go).
