@@ -77,6 +77,8 @@ current-context: c
 `)
 	both := settings.Default()
 	both.Sharding.Enabled, both.LeaderElection.Enabled = true, true
+	badLease := settings.Default().LeaderElection
+	badLease.Enabled, badLease.RenewDeadline = true, badLease.LeaseDuration*2
 	tests := []struct {
 		name  string
 		opts  Options
@@ -99,6 +101,10 @@ current-context: c
 			class: ErrUnreachable, err: "127.0.0.1:1"},
 		{name: "sharding with leader election", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Settings: &both},
 			class: ErrUsage, err: "exclude each other"},
+		{name: "sharding with leader election, as Options groups", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable,
+			Sharding: &both.Sharding, LeaderElection: &both.LeaderElection}, class: ErrUsage, err: "exclude each other"},
+		{name: "a bad lease as an Options group", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable,
+			LeaderElection: &badLease}, class: ErrUsage, err: "settings"},
 		{name: "bad liveness URL", opts: Options{Modules: []string{mod}, Kubeconfig: unreachable, Health: HealthOptions{Liveness: "ftp://x"}},
 			class: ErrUsage, err: "liveness"},
 	}

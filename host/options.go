@@ -19,10 +19,10 @@ var ErrUsage = hosterr.ErrUsage
 
 // Options configure [Run]. The tunables are in Settings, whose defaults
 // are settings.Default(); [Options.withDefaults] fills in what is unset.
-// The servers of the host are grouped as controller-runtime's manager
-// groups them: Metrics and Health here; the admission webhooks, peering,
-// leader election and sharding are groups of Settings (Admission,
-// Peering, LeaderElection, Sharding), which a settings file sets too.
+// The parts of the host are grouped as controller-runtime's manager
+// groups them: Metrics, Health, Webhooks, LeaderElection and Sharding.
+// The last three are the settings groups of the same names (a settings
+// file sets them too): set here, a group replaces Settings' own.
 type Options struct {
 	// Modules are .wasm files, folders whose *.wasm files (not their
 	// subfolders) are loaded in name order, or OCI references (see
@@ -59,6 +59,15 @@ type Options struct {
 	// Health are the probe endpoints: Kubernetes' /healthz and /readyz,
 	// and Kopf's liveness endpoint.
 	Health HealthOptions
+	// Webhooks, when set, is the admission webhook server and the webhook
+	// configurations it manages (Settings.Admission).
+	Webhooks *settings.Admission
+	// LeaderElection, when set, is leader election: one Lease, one
+	// replica handling everything (Settings.LeaderElection).
+	LeaderElection *settings.LeaderElection
+	// Sharding, when set, is sharding: replicas that share the objects by
+	// a hash of their uid (Settings.Sharding). It excludes LeaderElection.
+	Sharding *settings.Sharding
 
 	// ModuleResources also serves the modules that Module resources
 	// (kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name: one
@@ -118,6 +127,15 @@ func (o Options) withDefaults() Options {
 		s = *o.Settings
 	} else {
 		s = settings.Default()
+	}
+	if o.Webhooks != nil {
+		s.Admission = *o.Webhooks
+	}
+	if o.LeaderElection != nil {
+		s.LeaderElection = *o.LeaderElection
+	}
+	if o.Sharding != nil {
+		s.Sharding = *o.Sharding
 	}
 	o.Settings = &s
 	if o.Logger == nil {
