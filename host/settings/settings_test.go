@@ -116,6 +116,8 @@ func TestValidate(t *testing.T) {
 		{func(s *Settings) { s.Wasm.MaxMemoryPages = 65537 }, "wasm.maxMemoryPages: must be 1 to 65536"},
 		{func(s *Settings) { s.Wasm.MaxOutputBytes = 0 }, "wasm.maxOutputBytes: "},
 		{func(s *Settings) { s.Wasm.PoolSize = 0 }, "wasm.poolSize: must be at least 1"},
+		{func(s *Settings) { s.Wasm.RecycleAfterCalls = -1 }, "wasm.recycleAfterCalls: must be at least 0"},
+		{func(s *Settings) { s.Wasm.RecycleAboveBytes = 1 << 40 }, "wasm.recycleAboveBytes: must be 0 (never) to the memory limit"},
 		{func(s *Settings) { s.Wasm.GuestGOGC = 0 }, "wasm.guestGOGC: must be -1 (unset) or at least 1"},
 		{func(s *Settings) { s.Kube.QPS, s.Kube.Burst = 10, 0 }, "kube.burst: must be at least 1 when kube.qps is above 0"},
 		{func(s *Settings) { s.Kube.RequestTimeout = 0 }, "kube.requestTimeout: must be above 0"},

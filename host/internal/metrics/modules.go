@@ -53,6 +53,9 @@ type ModuleStats struct {
 	Instances int
 	// MemoryBytes is the linear memory of the pooled instances.
 	MemoryBytes int64
+	// Recycled counts the pooled instances replaced for their calls or
+	// memory (settings.Wasm.RecycleAfterCalls, RecycleAboveBytes).
+	Recycled uint64
 }
 
 var (
@@ -91,6 +94,7 @@ func moduleStats() []ModuleStats {
 			sum.Module = s.Module
 			sum.Instances += s.Instances
 			sum.MemoryBytes += s.MemoryBytes
+			sum.Recycled += s.Recycled
 			byModule[s.Module] = sum
 		}
 	}
@@ -109,17 +113,21 @@ var (
 		"Wasm instances alive in a module's pool, by module.", []string{"module"}, nil)
 	memoryDesc = prometheus.NewDesc("kopf_wasm_wasm_memory_bytes",
 		"Linear memory of a module's pooled wasm instances, by module.", []string{"module"}, nil)
+	recycledDesc = prometheus.NewDesc("kopf_wasm_wasm_instances_recycled_total",
+		"Pooled wasm instances replaced by fresh ones after wasm.recycleAfterCalls calls or above wasm.recycleAboveBytes of memory, by module (since the module version was loaded).", []string{"module"}, nil)
 )
 
 func (moduleCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- instancesDesc
 	ch <- memoryDesc
+	ch <- recycledDesc
 }
 
 func (moduleCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range moduleStats() {
 		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(s.Instances), s.Module)
 		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(s.MemoryBytes), s.Module)
+		ch <- prometheus.MustNewConstMetric(recycledDesc, prometheus.CounterValue, float64(s.Recycled), s.Module)
 	}
 }
 

@@ -86,7 +86,7 @@ func (s *moduleSet) stats() []metrics.ModuleStats {
 	var out []metrics.ModuleStats
 	for m := range s.served {
 		st := m.Stats()
-		out = append(out, metrics.ModuleStats{Module: m.Manifest().Module.Name, Instances: st.Live, MemoryBytes: st.MemoryBytes})
+		out = append(out, metrics.ModuleStats{Module: m.Manifest().Module.Name, Instances: st.Live, MemoryBytes: st.MemoryBytes, Recycled: st.Recycled})
 	}
 	return out
 }

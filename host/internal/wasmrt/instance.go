@@ -32,6 +32,7 @@ type instance struct {
 	stack     [1]uint64    // the result of an export
 	busy      atomic.Bool  // set during a call: proof that no call overlaps another
 	memBytes  int64        // the linear memory's size the pool last counted
+	calls     int          // calls that returned the instance to the pool
 }
 
 // memorySize is the size of the instance's linear memory in bytes.

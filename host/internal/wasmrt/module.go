@@ -40,6 +40,7 @@ func newModule(ctx context.Context, rt *Runtime, c *compiled, name string) (*Mod
 		return nil, err
 	}
 	m.pool = newPool(rt.opts.PoolSize, m.newInstance)
+	m.pool.recycleCalls, m.pool.recycleBytes = rt.opts.RecycleCalls, rt.opts.RecycleBytes
 	m.pool.add(inst)
 	return m, nil
 }

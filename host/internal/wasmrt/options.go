@@ -37,6 +37,12 @@ type Options struct {
 	// most concurrent calls into it; more callers wait.
 	// settings.Wasm.PoolSize.
 	PoolSize int
+	// RecycleCalls and RecycleBytes replace a pooled instance by a fresh
+	// one after that many calls, or after a call that left its linear
+	// memory above that many bytes (0: never); see
+	// settings.Wasm.RecycleAfterCalls and RecycleAboveBytes.
+	RecycleCalls int
+	RecycleBytes int64
 
 	// GuestGOGC is the GOGC environment variable of every instance, which
 	// the Go runtime of a standard-Go (or TinyGo) guest reads at start;
@@ -64,6 +70,7 @@ func OptionsFor(s settings.Wasm) Options {
 		CacheDir: s.CacheDir, Timeout: s.CallTimeout, MemoryLimitPages: s.MaxMemoryPages,
 		MaxOutputBytes: s.MaxOutputBytes, PoolSize: s.PoolSize, GuestGOGC: s.GuestGOGC,
 		LogRate: s.LogRate, LogBurst: s.LogBurst,
+		RecycleCalls: s.RecycleAfterCalls, RecycleBytes: s.RecycleAboveBytes,
 	}
 	if s.LogRate == 0 {
 		o.LogRate = -1 // the settings' 0 is unbounded

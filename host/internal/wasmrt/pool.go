@@ -15,8 +15,15 @@ type pool struct {
 	done   chan struct{} // closed by close
 	once   sync.Once
 
+	// recycleCalls and recycleBytes: an instance is replaced after that
+	// many calls, or after a call that left its memory above that many
+	// bytes (0: never).
+	recycleCalls int
+	recycleBytes int64
+
 	created   atomic.Uint64
 	discarded atomic.Uint64
+	recycled  atomic.Uint64
 	memory    atomic.Int64 // linear memory of the live instances, as last counted
 }
 
@@ -72,13 +79,26 @@ func (p *pool) add(inst *instance) bool {
 		return false
 	}
 	p.created.Add(1)
-	p.put(inst)
+	p.count(inst)
+	p.keep(inst)
 	return true
 }
 
-// put returns an instance after a successful call.
+// put returns an instance after a successful call, or replaces it when
+// it is due for recycling (its slot is then free for a fresh one).
 func (p *pool) put(inst *instance) {
 	p.count(inst)
+	inst.calls++
+	if (p.recycleCalls > 0 && inst.calls >= p.recycleCalls) || (p.recycleBytes > 0 && inst.memBytes > p.recycleBytes) {
+		p.recycled.Add(1)
+		p.discard(inst)
+		return
+	}
+	p.keep(inst)
+}
+
+// keep makes inst idle, or closes it when the pool is closed.
+func (p *pool) keep(inst *instance) {
 	select {
 	case <-p.done:
 		p.discard(inst)
@@ -125,7 +145,10 @@ type Stats struct {
 	Live      int    // instances alive, idle or busy
 	Idle      int    // instances waiting for a call
 	Created   uint64 // instances created since load
-	Discarded uint64 // instances closed (after a failure, or at close)
+	Discarded uint64 // instances closed (after a failure, at close, or recycled)
+	// Recycled counts the instances replaced for their calls or memory
+	// (Options.RecycleCalls, RecycleBytes).
+	Recycled uint64
 	// MemoryBytes is the linear memory of the live instances, as counted
 	// when each was created or last returned to the pool.
 	MemoryBytes int64
@@ -137,6 +160,7 @@ func (p *pool) stats() Stats {
 		Idle:        len(p.idle),
 		Created:     p.created.Load(),
 		Discarded:   p.discarded.Load(),
+		Recycled:    p.recycled.Load(),
 		MemoryBytes: p.memory.Load(),
 	}
 }
