@@ -51,6 +51,8 @@ type Settings struct {
 	LeaderElection LeaderElection `json:"leaderElection"`
 	// Observability tunes the metrics and health-probe servers.
 	Observability Observability `json:"observability"`
+	// Recording writes the handler calls to a file for kopf-wasm replay.
+	Recording Recording `json:"recording"`
 }
 
 // Default returns the settings with every default in place: each group's
@@ -73,6 +75,7 @@ func Default() Settings {
 		Peering:        defaultPeering(),
 		LeaderElection: defaultLeaderElection(),
 		Observability:  defaultObservability(),
+		Recording:      defaultRecording(),
 	}
 }
 

@@ -58,6 +58,7 @@ func (s Settings) Validate() error {
 	s.Observability.validate(&v)
 	s.Peering.validate(&v)
 	s.LeaderElection.validate(&v)
+	s.Recording.validate(&v)
 	return v.err()
 }
 

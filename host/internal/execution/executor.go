@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution/recording"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -52,6 +53,9 @@ type Options struct {
 	// Clock tells the time of calls and records, and waits. Default the
 	// real clock.
 	Clock clock.Clock
+	// Recorder, when set, is given every handler call (kopf-wasm replay).
+	// Default: a recorder of Settings.Recording.Path when it is set.
+	Recorder *recording.Recorder
 }
 
 // Executor calls handlers; see the package documentation. It is safe for
@@ -71,6 +75,13 @@ func New(opts Options) *Executor {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.Recorder == nil && opts.Settings.Recording.Path != "" {
+		r, err := recording.Open(opts.Settings.Recording.Path, opts.Settings.Recording.MaxBytes, opts.Logger)
+		if err != nil {
+			opts.Logger.Error(fmt.Sprintf("Nothing is recorded: %v", err))
+		}
+		opts.Recorder = r
 	}
 	return &Executor{opts: opts, log: opts.Logger, memos: newMemos()}
 }
@@ -143,6 +154,11 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 		host = e.Host(in.Subject)
 	}
 	host = e.withIndices(h.Module, host)
+	var rec *recording.Host
+	if e.opts.Recorder != nil {
+		rec = recording.Wrap(host)
+		host = rec
+	}
 	var resp *abi.Response
 	called := e.opts.Clock.Now()
 	req.Deadline = e.deadline(ctx, called, opts.Dedicated)
@@ -153,6 +169,9 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	}
 	if err != nil && ctx.Err() != nil {
 		return Result{}, ctx.Err() // shutting down: not the handler's fault
+	}
+	if rec != nil {
+		e.record(h.Module, mod, req, resp, err, rec.Calls())
 	}
 	var out abi.Outcome
 	if resp != nil {
@@ -167,6 +186,21 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 		children, step = e.settleChildren(h, limits, in, resp, now, step)
 	}
 	return Result{Step: step, Request: req, Response: resp, CallErr: err, Children: children}, nil
+}
+
+// record gives a call to the recorder.
+func (e *Executor) record(name string, mod Module, req *abi.Request, resp *abi.Response, err error, calls []recording.HostCall) {
+	r := recording.Record{Module: name, Request: req, HostCalls: calls}
+	if d, ok := mod.(interface{ Digest() string }); ok {
+		r.Digest = d.Digest()
+	}
+	if err != nil {
+		r.Error = err.Error()
+	} else if resp != nil {
+		out := resp.Outcome
+		r.Outcome, r.Result, r.Patch = &out, resp.Result, resp.Patch
+	}
+	e.opts.Recorder.Add(r)
 }
 
 // Fold merges a call's patch into p, and its result into
