@@ -9,7 +9,9 @@
 // package, not the guest SDK, so that they exercise the runtime alone; the
 // guests of the reactor's tests, of the Kopf conformance suite and of the
 // benchmarks (reactor, conformance, spawning, spawnbench, reloadv1,
-// reloadv2, admissionbench, typed, memos) use the SDK. Each sub-directory is a
+// reloadv2, admissionbench, typed, memos) and of the replay tests
+// (replaychanged: reloadv1 with one more annotation on tier=gold objects) use
+// the SDK. Each sub-directory is a
 // package main built with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/wasm/<name>.wasm ./testguests/<name>

@@ -256,3 +256,12 @@ func (e *Executor) deadline(ctx context.Context, now time.Time, dedicated bool) 
 	}
 	return d
 }
+
+// Replay calls mod with a recorded request as it was sent, but for its
+// deadline (wasm.callTimeout from now), with host answering its host calls
+// (kopf-wasm replay). The response is not classified: a replay compares it.
+func (e *Executor) Replay(ctx context.Context, mod Module, req *abi.Request, host wasmrt.Host) (*abi.Response, error) {
+	r := *req
+	r.Deadline = e.deadline(ctx, e.opts.Clock.Now(), false)
+	return mod.Handle(ctx, &r, host)
+}

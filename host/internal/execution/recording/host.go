@@ -82,7 +82,8 @@ func (h *Host) IndexLookup(ctx context.Context, req abi.IndexLookupRequest) abi.
 // Replayer is the host of a replayed call: it answers each host call with
 // the answer recorded for an equal call (each recorded call answers once,
 // in order), and a call the recording does not hold with a 501 error that
-// says so. Sleeps return at once; nothing is asked to stop.
+// says so. A daemon or timer is told to stop at its first sleep or stop
+// check, so that a replayed daemon ends.
 type Replayer struct {
 	wasmrt.NoHost
 	mu     sync.Mutex
@@ -160,9 +161,15 @@ func (r *Replayer) IndexLookup(_ context.Context, req abi.IndexLookupRequest) ab
 	return *c.IndexAnswer
 }
 
-// SleepUntilStopped implements wasmrt.Host: a replay does not wait.
+// SleepUntilStopped implements wasmrt.Host: a replay does not wait, it
+// stops.
 func (r *Replayer) SleepUntilStopped(context.Context, time.Duration) abi.SleepResponse {
-	return abi.SleepResponse{}
+	return abi.SleepResponse{Stopped: true, Reason: "replay"}
+}
+
+// IsStopped implements wasmrt.Host: a replayed daemon is asked to stop.
+func (r *Replayer) IsStopped(context.Context) abi.SleepResponse {
+	return abi.SleepResponse{Stopped: true, Reason: "replay"}
 }
 
 // sameKube compares two Kubernetes requests, their bodies as JSON values.

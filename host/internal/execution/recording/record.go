@@ -38,11 +38,11 @@ type Record struct {
 // HostCall is one host call of a module and its answer: exactly one of
 // Kube, Event and Index is set, with its answer beside it.
 type HostCall struct {
-	Kube       *abi.KubeRequest         `json:"kube,omitempty"`
-	KubeAnswer *abi.KubeResponse        `json:"kubeAnswer,omitempty"`
-	Event      *abi.EventRequest        `json:"event,omitempty"`
-	EventError string                   `json:"eventError,omitempty"`
-	Index      *abi.IndexLookupRequest  `json:"index,omitempty"`
+	Kube        *abi.KubeRequest         `json:"kube,omitempty"`
+	KubeAnswer  *abi.KubeResponse        `json:"kubeAnswer,omitempty"`
+	Event       *abi.EventRequest        `json:"event,omitempty"`
+	EventError  string                   `json:"eventError,omitempty"`
+	Index       *abi.IndexLookupRequest  `json:"index,omitempty"`
 	IndexAnswer *abi.IndexLookupResponse `json:"indexAnswer,omitempty"`
 }
 
