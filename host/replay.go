@@ -51,3 +51,44 @@ func Replay(ctx context.Context, r Replaying) (ReplayReport, error) {
 	}
 	return offline.Replay(ctx, offline.ReplayCall{Recording: r.Recording, Module: r.Module, Settings: r.Settings, Logger: r.Logger})
 }
+
+// Rendering is one render for [Render].
+type Rendering struct {
+	// Module is the .wasm file.
+	Module string
+	// Objects are the objects to render, as JSON.
+	Objects [][]byte
+	// Stored are objects (Lists are expanded) from which the module's
+	// Kubernetes requests are served, as for [Invocation.Objects]; writes
+	// change them in memory only.
+	Stored []map[string]any
+	// Settings supply the wasm limits; Settings.Recording.Path, when set,
+	// records the calls, a baseline for [Replay]. Default
+	// settings.Default().
+	Settings *settings.Settings
+	// Logger receives the module's log records. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Rendered is what a module would do to one object: its due handlers'
+// calls.
+type Rendered = offline.Rendered
+
+// RenderedCall is one handler call of a render: its response, or the
+// call's failure.
+type RenderedCall = offline.RenderedCall
+
+// Render calls, for each object, the handlers the operator would call on
+// first seeing it (the create cause: create and field handlers whose
+// filters match), offline, with no cluster, and returns their responses:
+// outcomes, results and patches. Nothing is written anywhere.
+func Render(ctx context.Context, r Rendering) ([]Rendered, error) {
+	if r.Settings == nil {
+		s := settings.Default()
+		r.Settings = &s
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return offline.Render(ctx, offline.RenderCall{Module: r.Module, Objects: r.Objects, Stored: r.Stored, Settings: r.Settings, Logger: r.Logger})
+}

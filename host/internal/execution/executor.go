@@ -66,6 +66,9 @@ type Executor struct {
 	memos *Memos
 	// indices serve the modules' indexes (nil: none, look-ups answer 501).
 	indices Indices
+	// opened is the recorder New opened from the settings, closed by
+	// CloseRecorder.
+	opened *recording.Recorder
 }
 
 // New returns an executor.
@@ -76,14 +79,15 @@ func New(opts Options) *Executor {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	var opened *recording.Recorder
 	if opts.Recorder == nil && opts.Settings.Recording.Path != "" {
 		r, err := recording.Open(opts.Settings.Recording.Path, opts.Settings.Recording.MaxBytes, opts.Logger)
 		if err != nil {
 			opts.Logger.Error(fmt.Sprintf("Nothing is recorded: %v", err))
 		}
-		opts.Recorder = r
+		opts.Recorder, opened = r, r
 	}
-	return &Executor{opts: opts, log: opts.Logger, memos: newMemos()}
+	return &Executor{opts: opts, log: opts.Logger, memos: newMemos(), opened: opened}
 }
 
 // Clock is the executor's clock.
@@ -264,4 +268,13 @@ func (e *Executor) Replay(ctx context.Context, mod Module, req *abi.Request, hos
 	r := *req
 	r.Deadline = e.deadline(ctx, e.opts.Clock.Now(), false)
 	return mod.Handle(ctx, &r, host)
+}
+
+// CloseRecorder closes the file of the recorder the executor opened from
+// its settings (recording.path); nil when there is none.
+func (e *Executor) CloseRecorder() error {
+	if e.opened == nil {
+		return nil
+	}
+	return e.opened.Close()
 }

@@ -87,6 +87,7 @@ func Invoke(ctx context.Context, inv Call) (*abi.Request, *abi.Response, error) 
 		Modules:  func(string) execution.Module { return mod },
 		Settings: *inv.Settings, Logger: inv.Logger,
 	})
+	defer func() { _ = exec.CloseRecorder() }()
 	guest, err := inv.offlineGuest(ctx, exec, h, in)
 	if err != nil {
 		return nil, nil, err

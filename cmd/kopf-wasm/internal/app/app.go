@@ -72,7 +72,7 @@ func newRoot(streams Streams) *cobra.Command {
 		return clierr.Usagef(err, fmt.Sprintf("see '%s --help'", cmd.CommandPath()))
 	})
 	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), rbacCmd(g), buildCmd(g), pushCmd(g), pullCmd(g), initCmd(g), cacheCmd(g), freezeCmd(g), resumeCmd(g), imageCmd(g), versionCmd(g))
-	root.AddCommand(replayCmd(g))
+	root.AddCommand(replayCmd(g), renderCmd(g))
 	return root
 }
 

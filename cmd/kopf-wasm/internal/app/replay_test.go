@@ -63,3 +63,53 @@ func TestReplayCommand(t *testing.T) {
 		}
 	}
 }
+
+// render prints the due handlers' outcomes, results and patches of each
+// object (none for an object no handler serves), and --record writes the
+// baseline that replay compares a changed module with.
+func TestRenderCommand(t *testing.T) {
+	dir := t.TempDir()
+	objs := writeFile(t, dir, "objs.yaml", `apiVersion: kopf.dev/v1
+kind: KopfExample
+metadata: {name: gold, namespace: default, labels: {tier: gold}}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: kopf.dev/v1
+  kind: KopfExample
+  metadata: {name: plain, namespace: default, annotations: {create-runs: "4"}}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: cm, namespace: default}
+`)
+	rec := filepath.Join(dir, "base.jsonl")
+	v1 := wasmtest.Path(t, "testguests/reloadv1")
+	r := run(t.Context(), "", "render", "--module", v1, objs, "--record", rec, "-q")
+	want := `KopfExample default/gold:
+  create_fn (create):
+    Outcome:  success
+    Result:   {"version":"v1"}
+    Patch:    {"metadata":{"annotations":{"create-runs":"1"}}}
+
+KopfExample default/plain:
+  create_fn (create):
+    Outcome:  success
+    Result:   {"version":"v1"}
+    Patch:    {"metadata":{"annotations":{"create-runs":"5"}}}
+
+ConfigMap default/cm:
+  (no handler is due)
+`
+	if r.code != 0 || r.out != want {
+		t.Errorf("render: %+v\nwant:\n%s", r, want)
+	}
+	r = run(t.Context(), "", "replay", rec, "--module", wasmtest.Path(t, "testguests/replaychanged"), "-q")
+	if r.code != 1 || !strings.Contains(r.out, "Line 1: create_fn (create) kopfexamples default/gold\n  patch:") ||
+		!strings.Contains(r.out, "2 calls replayed: 1 changed, 1 unchanged") {
+		t.Errorf("replay of a render: %+v", r)
+	}
+	if r := run(t.Context(), "", "render", objs, "-q"); r.code != 2 || !strings.Contains(r.errOut, "pass --module FILE") {
+		t.Errorf("render without a module: %+v", r)
+	}
+}
