@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,5 +117,57 @@ func TestReplayBadInput(t *testing.T) {
 				t.Errorf("err = %v, want an ErrBadInput", err)
 			}
 		})
+	}
+}
+
+// A replay answers the module's Kubernetes requests from the record: the
+// same module replays unchanged with no call of its own; with the host
+// calls taken out of the record, each request is answered with an error
+// that says so and is listed.
+func TestReplayHostCalls(t *testing.T) {
+	s := settings.Default()
+	s.Wasm.CacheDir = t.TempDir()
+	s.Recording.Path = filepath.Join(t.TempDir(), "calls.jsonl")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mod := wasmtest.Path(t, "05-database")
+	db := map[string]any{"apiVersion": "demo.kopf.dev/v1", "kind": "Database",
+		"metadata": map[string]any{"name": "db1", "namespace": "default"}, "spec": map[string]any{"engine": "postgres", "replicas": 2}}
+	raw, _ := json.Marshal(db)
+	stored := []map[string]any{
+		{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "db1", "namespace": "default"}},
+		{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db1-db", "namespace": "default"}, "spec": map[string]any{"replicas": 2}},
+	}
+	if _, _, err := Invoke(context.Background(), Call{Module: mod, Handler: "reconcile", Object: raw, Settings: &s, Logger: log, Objects: stored}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(s.Recording.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil || rec["hostCalls"] == nil {
+		t.Fatalf("the recording holds no host calls: %s (%v)", data, err)
+	}
+
+	replay := func(path string) ReplayReport {
+		t.Helper()
+		rep, err := Replay(context.Background(), ReplayCall{Recording: path, Module: mod, Settings: &s, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := replay(s.Recording.Path); rep.Changed() != 0 {
+		t.Errorf("replay against the same module: %+v", rep.Calls)
+	}
+	delete(rec, "hostCalls")
+	stripped, _ := json.Marshal(rec)
+	path := filepath.Join(t.TempDir(), "stripped.jsonl")
+	if err := os.WriteFile(path, append(stripped, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := replay(path)
+	if rep.Changed() != 1 || len(rep.Calls[0].Unrecorded) == 0 || !strings.HasPrefix(rep.Calls[0].Unrecorded[0], "get ") {
+		t.Errorf("replay without the host calls: %+v", rep.Calls)
 	}
 }

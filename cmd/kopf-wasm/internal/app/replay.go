@@ -77,7 +77,7 @@ func replayCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if n := rep.Changed(); n > 0 {
-				return clierr.New(fmt.Errorf("replay: %d of %d calls changed", n, len(rep.Calls)), "")
+				return clierr.New(fmt.Errorf("replay: %d of %s changed", n, callCount(len(rep.Calls))), "")
 			}
 			return nil
 		},
@@ -103,10 +103,18 @@ func writeReplay(w io.Writer, path string, rep host.ReplayReport) error {
 		}
 	}
 	changed := rep.Changed()
-	line := fmt.Sprintf("\n%d calls replayed: %d changed, %d unchanged", len(rep.Calls), changed, len(rep.Calls)-changed)
+	line := fmt.Sprintf("\n%s replayed: %d changed, %d unchanged", callCount(len(rep.Calls)), changed, len(rep.Calls)-changed)
 	if rep.Skipped > 0 {
-		line += fmt.Sprintf(" (%d calls of other modules skipped)", rep.Skipped)
+		line += fmt.Sprintf(" (%s of other modules skipped)", callCount(rep.Skipped))
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
+}
+
+// callCount is "1 call" or "n calls".
+func callCount(n int) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
 }

@@ -193,7 +193,10 @@ func sameJSON(a, b json.RawMessage) bool {
 
 // kubePath names a Kubernetes request's object as a path.
 func kubePath(r abi.KubeRequest) string {
-	p := r.Group + "/" + r.Version + "/" + r.Resource
+	p := r.Version + "/" + r.Resource
+	if r.Group != "" {
+		p = r.Group + "/" + p
+	}
 	if r.Namespace != "" {
 		p += " in " + r.Namespace
 	}

@@ -114,3 +114,43 @@ func TestRedact(t *testing.T) {
 		})
 	}
 }
+
+// The replayer answers each recorded call once, in order, compares
+// Secrets' bodies redacted (as they were recorded), and answers a call the
+// record does not hold with a 501 that says so.
+func TestReplayer(t *testing.T) {
+	get := abi.KubeRequest{Verb: "get", Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "a"}
+	put := abi.KubeRequest{Verb: "create", Version: "v1", Resource: "secrets", Namespace: "ns",
+		Body: json.RawMessage(`{"data":{"k":"c2VjcmV0"}}`)}
+	var rec bytes.Buffer
+	New(&rec, 1<<20, nil).Add(Record{Request: &abi.Request{Handler: "h"}, HostCalls: []HostCall{
+		{Kube: &get, KubeAnswer: &abi.KubeResponse{Body: json.RawMessage(`{"n":1}`)}},
+		{Kube: &get, KubeAnswer: &abi.KubeResponse{Body: json.RawMessage(`{"n":2}`)}},
+		{Kube: &put, KubeAnswer: &abi.KubeResponse{Body: json.RawMessage(`{}`)}},
+	}})
+	recs, err := Read(&rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReplayer(recs[0].HostCalls)
+	other := get
+	other.Name = "b"
+	for i, tt := range []struct {
+		req  abi.KubeRequest
+		body string
+		code int
+	}{
+		{get, `{"n":1}`, 0}, {put, `{}`, 0}, {other, "", 501}, {get, `{"n":2}`, 0}, {get, "", 501},
+	} {
+		resp := r.Kube(t.Context(), tt.req)
+		switch {
+		case tt.code != 0 && (resp.Error == nil || resp.Error.Code != tt.code || !strings.Contains(resp.Error.Message, "is not in the recording")):
+			t.Errorf("call %d: %+v, want a %d error", i, resp, tt.code)
+		case tt.code == 0 && (resp.Error != nil || string(resp.Body) != tt.body):
+			t.Errorf("call %d: %+v, want %s", i, resp, tt.body)
+		}
+	}
+	if got := r.Missed(); len(got) != 2 || got[0] != "get v1/configmaps in ns b" {
+		t.Errorf("Missed() = %q", got)
+	}
+}
