@@ -262,6 +262,9 @@ func (o *Operator) cleanup() {
 	if err := o.runActivities(ctx, abi.KindCleanup); err != nil {
 		o.log.Error(fmt.Sprintf("Cleanup did not finish: %v", err))
 	}
+	if err := o.exec.CloseRecorder(); err != nil {
+		o.log.Error(fmt.Sprintf("Recording: %v", err))
+	}
 }
 
 // storageFor returns the storage for a resource's objects.
