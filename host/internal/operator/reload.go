@@ -28,6 +28,9 @@ type reloader struct {
 	// Modules named by OCI tags: pull resolves a tag again, every tagEvery.
 	pull     *modules.Puller
 	tagEvery time.Duration
+	// verify checks a changed module file (not a pulled one: pull did)
+	// before it loads; nil checks nothing.
+	verify *modules.Verifier
 }
 
 type watchedFile struct {
@@ -163,6 +166,14 @@ func (r *reloader) check(ctx context.Context, f *watchedFile) bool {
 	digest := wasmrt.Digest(wasm)
 	if digest == f.digest {
 		return false
+	}
+	if f.ref == "" {
+		if err := r.verify.File(f.path, wasm); err != nil {
+			metrics.ModuleFailed(f.mod.Manifest().Module.Name)
+			r.log.Error(fmt.Sprintf("module %s changed, but the new version is refused; the old one keeps serving: %v", f.path, err),
+				"digest", digest)
+			return false
+		}
 	}
 	start := time.Now()
 	mod, err := r.rt.Load(ctx, f.mod.Manifest().Module.Name, wasm)
