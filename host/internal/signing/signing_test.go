@@ -3,9 +3,13 @@ package signing
 import (
 	"context"
 	"crypto/ecdsa"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 )
@@ -152,5 +156,59 @@ func TestKeysRoundTrip(t *testing.T) {
 	}
 	if _, err := ParsePublicKey(priv); err == nil {
 		t.Fatal("a private key read as a public key")
+	}
+}
+
+// TestTrustedRootFile writes a virtual Sigstore's trusted root to a file,
+// as `cosign trusted-root create` would, and verifies keyless signatures
+// against what ReadTrustedRoot reads back.
+func TestTrustedRootFile(t *testing.T) {
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The virtual Sigstore keeps a log's ID as the text of its hex; a trusted
+	// root file holds the bytes.
+	logs := func(m map[string]*root.TransparencyLog) map[string]*root.TransparencyLog {
+		for k, l := range m {
+			if l.ID, err = hex.DecodeString(k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return m
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), logs(vs.CTLogs()),
+		vs.TimestampingAuthorities(), logs(vs.RekorLogs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tr.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "trusted_root.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadTrustedRoot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := []byte("\x00asm\x01\x00\x00\x00keyless")
+	const issuer = "https://issuer.example"
+	entity, err := vs.Sign("ci@example.com", issuer, module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := Policy{TrustedRoot: read, Identities: []Identity{{"ci@example.com", issuer}}}
+	if err := VerifyEntities([]verify.SignedEntity{entity}, DigestOf(module), good); err != nil {
+		t.Fatalf("good: %v", err)
+	}
+	wrong := Policy{TrustedRoot: read, Identities: []Identity{{"mallory@example.com", issuer}}}
+	if err := VerifyEntities([]verify.SignedEntity{entity}, DigestOf(module), wrong); err == nil {
+		t.Fatal("wrong identity accepted")
+	}
+	if _, err := ReadTrustedRoot(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "read trusted root") {
+		t.Fatalf("missing file: %v", err)
 	}
 }
