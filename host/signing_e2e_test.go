@@ -2,11 +2,16 @@ package host_test
 
 import (
 	"context"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/signing"
@@ -97,6 +102,52 @@ func TestReloadRefusesUnsigned(t *testing.T) {
 	_, right := signedCopy(t, "testguests/reloadv2", trusted)
 	replace(t, file+host.BundleSuffix, right)
 	replace(t, file, v2) // a new modification time: the reloader looks again
+	waitFor(t, "v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
+	e.create("third")
+	e.has("third", "create_fn", "v2")
+}
+
+// TestReloadRefusesUnsignedTag moves a served tag to a version signed with
+// an untrusted key: it is refused in one log line (not one per poll), the
+// old version keeps serving, and once signed with the trusted key it is
+// swapped in.
+func TestReloadRefusesUnsignedTag(t *testing.T) {
+	e := newReloadEnv(t)
+	trusted, trustedPub := writeSigningKey(t)
+	other, _ := writeSigningKey(t)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/operators/reload:stable"
+	reg := host.Registry{CacheDir: t.TempDir(), DockerConfig: filepath.Join(t.TempDir(), "config.json")}
+	pushSigned := func(pkg, key string) {
+		if _, err := host.Push(context.Background(), wasmtest.Path(t, pkg), ref, reg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := host.Sign(context.Background(), ref, key, reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pushSigned("testguests/reloadv1", trusted)
+	set := settings.Default()
+	set.Modules.ReloadInterval, set.Modules.TagPollInterval = 100*time.Millisecond, 200*time.Millisecond
+	logs := e.run(host.Options{Modules: []string{ref}, Registry: reg, Settings: &set,
+		Verify: host.VerifyPolicy{Keys: []string{trustedPub}}})
+	e.create("first")
+	e.has("first", "create_fn", "v1")
+
+	pushSigned("testguests/reloadv2", other)
+	const refused = "the tag's new version is refused; the old one keeps serving"
+	waitFor(t, "v2 refused", func() bool { return strings.Contains(logs.String(), refused) })
+	time.Sleep(time.Second) // five more polls
+	if n := strings.Count(logs.String(), refused); n != 1 {
+		t.Fatalf("the refusal was logged %d times; want once", n)
+	}
+	e.create("second")
+	e.has("second", "create_fn", "v1")
+
+	if _, err := host.Sign(context.Background(), ref, trusted, reg); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
 	e.create("third")
 	e.has("third", "create_fn", "v2")

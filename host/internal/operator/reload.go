@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -42,6 +43,9 @@ type watchedFile struct {
 	// digests); polled is when it was last resolved.
 	ref    string
 	polled time.Time
+	// refused is the last refusal of the tag's version by the verification
+	// policy, logged once rather than at every poll.
+	refused string
 }
 
 // pollTags makes the reloader resolve the OCI tags among the modules
@@ -76,10 +80,19 @@ func (r *reloader) resolveTag(ctx context.Context, f *watchedFile) {
 	}
 	f.polled = time.Now()
 	path, err := r.pull.Pull(ctx, f.ref)
+	if errors.Is(err, modules.ErrRefused) {
+		if err.Error() != f.refused {
+			f.refused = err.Error()
+			metrics.ModuleFailed(f.mod.Manifest().Module.Name)
+			r.log.Error(fmt.Sprintf("module %s: the tag's new version is refused; the old one keeps serving: %v", f.ref, err))
+		}
+		return
+	}
 	if err != nil {
 		r.log.Warn(fmt.Sprintf("module %s: resolving the tag failed, the current version keeps serving: %v", f.ref, err))
 		return
 	}
+	f.refused = ""
 	if path != f.path {
 		f.path, f.stamp = path, fileStamp{}
 	}
