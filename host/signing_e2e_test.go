@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -12,6 +13,11 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-wasm/kopf-wasm/host"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/signing"
@@ -151,4 +157,69 @@ func TestReloadRefusesUnsignedTag(t *testing.T) {
 	waitFor(t, "v2 swapped in", func() bool { return strings.Contains(logs.String(), "modules reloaded") })
 	e.create("third")
 	e.has("third", "create_fn", "v2")
+}
+
+// TestModuleResourceRefusesUnsigned points a Module resource at a version
+// signed with an untrusted key: the refusal is its status.error, v1 keeps
+// serving.
+func TestModuleResourceRefusesUnsigned(t *testing.T) {
+	e := newReloadEnv(t)
+	root, err := wasmtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.env.InstallCRDs(filepath.Join(root, "deploy", "crds", "modules.kopf-wasm.dev.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	trusted, trustedPub := writeSigningKey(t)
+	other, _ := writeSigningKey(t)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	repo := strings.TrimPrefix(srv.URL, "http://") + "/operators/reload"
+	reg := host.Registry{CacheDir: t.TempDir(), DockerConfig: filepath.Join(t.TempDir(), "config.json")}
+	for _, v := range []struct{ tag, pkg, key string }{{"v1", "testguests/reloadv1", trusted}, {"v2", "testguests/reloadv2", other}} {
+		if _, err := host.Push(context.Background(), wasmtest.Path(t, v.pkg), repo+":"+v.tag, reg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := host.Sign(context.Background(), repo+":"+v.tag, v.key, reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dyn, err := dynamic.NewForConfig(e.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules := dyn.Resource(schema.GroupVersionResource{Group: "kopf-wasm.dev", Version: "v1", Resource: "modules"})
+	statusOf := func(field string) string {
+		obj, err := modules.Get(context.Background(), "reload", metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		v, _, _ := unstructured.NestedString(obj.Object, "status", field)
+		return v
+	}
+	set := settings.Default()
+	set.Modules.TagPollInterval = 0
+	e.run(host.Options{ModuleResources: true, Registry: reg, Settings: &set, Verify: host.VerifyPolicy{Keys: []string{trustedPub}}})
+	mod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf-wasm.dev/v1", "kind": "Module",
+		"metadata": map[string]any{"name": "reload"}, "spec": map[string]any{"source": repo + ":v1"}}}
+	if _, err := modules.Create(context.Background(), mod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "v1 loaded", func() bool { return statusOf("version") == "1.0.0" })
+	e.create("first")
+	e.has("first", "create_fn", "v1")
+
+	patch := fmt.Sprintf(`{"spec":{"source":%q}}`, repo+":v2")
+	if _, err := modules.Patch(context.Background(), "reload", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "v2 refused", func() bool {
+		return strings.Contains(statusOf("error"), "module refused by the verification policy")
+	})
+	if msg := statusOf("error"); strings.Contains(msg, "\n") || !strings.Contains(msg, "is not signed by any of key") {
+		t.Fatalf("status.error = %q; want one line naming the keys", msg)
+	}
+	e.create("second")
+	e.has("second", "create_fn", "v1")
 }
