@@ -96,7 +96,7 @@ func VerifyEntities(entities []verify.SignedEntity, digest Digest, p Policy) err
 		return err
 	}
 	if len(entities) == 0 {
-		return fmt.Errorf("module %s: %w (sign it with `kopf-wasm sign`)", digest, ErrNotSigned)
+		return fmt.Errorf("module %s: %w", digest, ErrNotSigned)
 	}
 	sum, _ := hexBytes(h)
 	signers, err := p.signers()
