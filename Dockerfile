@@ -1,6 +1,6 @@
 # The host's image with Docker, for teams who prefer a Dockerfile. `make image`
 # builds the same without a daemon, for linux/amd64 and linux/arm64, reproducibly.
-FROM golang:1.24 AS build
+FROM golang:1.25 AS build
 WORKDIR /src
 COPY . .
 ARG TARGETOS=linux TARGETARCH=amd64

@@ -178,5 +178,9 @@ func (o Options) newPuller() (*modules.Puller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modules.NewPuller(c, o.Logger), nil
+	v, err := o.Verify.verifier(reg)
+	if err != nil {
+		return nil, err
+	}
+	return modules.NewPuller(c, o.Logger, v), nil
 }

@@ -31,6 +31,12 @@ type Options struct {
 	// Registry says how modules named by OCI references are pulled and
 	// cached. Its Logger defaults to Logger.
 	Registry Registry
+	// Verify is the signature policy every module must pass before it
+	// loads: at start, on a hot reload and for a Module resource. A refused
+	// module stops the start; on a reload or for a Module resource it is
+	// logged in one line and the version already serving keeps serving. The
+	// zero policy checks nothing (docs/rollouts.md).
+	Verify VerifyPolicy
 
 	// RestConfig, when set, is the cluster's client configuration (an
 	// embedder's own); Kubeconfig and KubeContext are then ignored. Run

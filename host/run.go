@@ -49,6 +49,13 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	verifier, err := opts.Verify.verifier(opts.Registry)
+	if err != nil {
+		return err
+	}
+	if err := modules.VerifyFiles(verifier, files, refs); err != nil {
+		return err
+	}
 	rt, err := modules.NewRuntime(opts.Settings.Wasm, opts.Logger)
 	if err != nil {
 		return err
@@ -67,7 +74,7 @@ func Run(ctx context.Context, opts Options) error {
 		return classify(ErrUnreachable, err)
 	}
 	return operator.Run(ctx, operator.Options{
-		Kube: kc, Runtime: rt, Modules: mods, Files: files, Refs: refs, NewPuller: opts.newPuller,
+		Kube: kc, Runtime: rt, Modules: mods, Files: files, Refs: refs, NewPuller: opts.newPuller, Verifier: verifier,
 		Namespaces: namespaces, Unscoped: !opts.AllNamespaces && len(opts.Namespaces) == 0,
 		Settings: opts.Settings, Logger: opts.Logger, Liveness: opts.Health.Liveness,
 		MetricsBindAddress: opts.Metrics.BindAddress, MetricsSecure: opts.Metrics.Secure,

@@ -10,17 +10,25 @@ import (
 
 // Puller pulls modules named by OCI references into the cache.
 type Puller struct {
-	c   *oci.Client
-	log *slog.Logger
+	c      *oci.Client
+	log    *slog.Logger
+	verify *Verifier
 }
 
-// NewPuller pulls through c and logs each pull to log.
-func NewPuller(c *oci.Client, log *slog.Logger) *Puller { return &Puller{c: c, log: log} }
+// NewPuller pulls through c and logs each pull to log; verify (nil: none)
+// checks every module pulled before Pull returns it.
+func NewPuller(c *oci.Client, log *slog.Logger, verify *Verifier) *Puller {
+	return &Puller{c: c, log: log, verify: verify}
+}
 
-// Pull returns the cached file of the module ref names now.
+// Pull returns the cached file of the module ref names now, once the
+// verification policy accepts it.
 func (p *Puller) Pull(ctx context.Context, ref string) (string, error) {
 	a, err := p.c.Pull(ctx, ref)
 	if err != nil {
+		return "", err
+	}
+	if err := p.verify.Artifact(ctx, a); err != nil {
 		return "", err
 	}
 	p.log.Info("module pulled", "reference", a.Reference, "digest", a.Digest, "cached", a.Cached, "stale", a.Stale)

@@ -22,6 +22,15 @@
 // the result names both that digest and the module's (the layer's) digest,
 // which is the digest the wasm runtime reports for the same bytes.
 //
+// # Signatures
+//
+// [Client.AttachSignature] stores a Sigstore bundle as cosign v3 does: an
+// OCI 1.1 referrer manifest of artifact type [MediaTypeSigstoreBundle] whose
+// subject is the module's manifest and whose one layer is the bundle; on a
+// registry without the referrers API, oras-go keeps the referrers index under
+// the tag sha256-<hex of the manifest digest>. [Client.Signatures] finds them
+// again either way. Checking them is package signing's.
+//
 // # Cache
 //
 // Under Options.CacheDir:

@@ -30,7 +30,14 @@ type testRegistry struct {
 
 func newRegistry(t *testing.T) *testRegistry {
 	t.Helper()
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	return newRegistryWith(t)
+}
+
+// newRegistryWith is newRegistry with more options of the registry (such as
+// registry.WithReferrersSupport).
+func newRegistryWith(t *testing.T, opts ...registry.Option) *testRegistry {
+	t.Helper()
+	reg := registry.New(append([]registry.Option{registry.Logger(log.New(io.Discard, "", 0))}, opts...)...)
 	tr := &testRegistry{tamper: map[string]bool{}}
 	tr.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tr.mu.Lock()

@@ -22,6 +22,9 @@ type Options struct {
 	// NewPuller pulls modules named by OCI references (reloads of tags,
 	// Module resources).
 	NewPuller func() (*modules.Puller, error)
+	// Verifier checks a changed module file before the reloader loads it
+	// (pulled modules are checked by the Puller); nil checks nothing.
+	Verifier *modules.Verifier
 	// Namespaces is the watch scope; Unscoped says that no namespaces were
 	// given at all (cluster-wide by default, with a warning).
 	Namespaces kube.Namespaces

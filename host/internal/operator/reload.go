@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -28,6 +29,9 @@ type reloader struct {
 	// Modules named by OCI tags: pull resolves a tag again, every tagEvery.
 	pull     *modules.Puller
 	tagEvery time.Duration
+	// verify checks a changed module file (not a pulled one: pull did)
+	// before it loads; nil checks nothing.
+	verify *modules.Verifier
 }
 
 type watchedFile struct {
@@ -39,6 +43,9 @@ type watchedFile struct {
 	// digests); polled is when it was last resolved.
 	ref    string
 	polled time.Time
+	// refused is the last refusal of the tag's version by the verification
+	// policy, logged once rather than at every poll.
+	refused string
 }
 
 // pollTags makes the reloader resolve the OCI tags among the modules
@@ -73,10 +80,19 @@ func (r *reloader) resolveTag(ctx context.Context, f *watchedFile) {
 	}
 	f.polled = time.Now()
 	path, err := r.pull.Pull(ctx, f.ref)
+	if errors.Is(err, modules.ErrRefused) {
+		if err.Error() != f.refused {
+			f.refused = err.Error()
+			metrics.ModuleFailed(f.mod.Manifest().Module.Name)
+			r.log.Error(fmt.Sprintf("module %s: the tag's new version is refused; the old one keeps serving: %v", f.ref, err))
+		}
+		return
+	}
 	if err != nil {
 		r.log.Warn(fmt.Sprintf("module %s: resolving the tag failed, the current version keeps serving: %v", f.ref, err))
 		return
 	}
+	f.refused = ""
 	if path != f.path {
 		f.path, f.stamp = path, fileStamp{}
 	}
@@ -163,6 +179,14 @@ func (r *reloader) check(ctx context.Context, f *watchedFile) bool {
 	digest := wasmrt.Digest(wasm)
 	if digest == f.digest {
 		return false
+	}
+	if f.ref == "" {
+		if err := r.verify.File(f.path, wasm); err != nil {
+			metrics.ModuleFailed(f.mod.Manifest().Module.Name)
+			r.log.Error(fmt.Sprintf("module %s changed, but the new version is refused; the old one keeps serving: %v", f.path, err),
+				"digest", digest)
+			return false
+		}
 	}
 	start := time.Now()
 	mod, err := r.rt.Load(ctx, f.mod.Manifest().Module.Name, wasm)

@@ -122,6 +122,7 @@ func spawn(ctx context.Context, opts Options) (_ *engines, err error) {
 	e.stops = append(e.stops, obs.close)
 	if every := s.Modules.ReloadInterval; every > 0 {
 		r := newReloader(opts.Runtime, set, opts.Files, opts.Modules, opts.Logger)
+		r.verify = opts.Verifier
 		if err := r.pollTags(opts, opts.Refs); err != nil {
 			return nil, err
 		}

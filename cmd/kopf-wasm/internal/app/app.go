@@ -71,7 +71,7 @@ func newRoot(streams Streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return clierr.Usagef(err, fmt.Sprintf("see '%s --help'", cmd.CommandPath()))
 	})
-	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), rbacCmd(g), buildCmd(g), pushCmd(g), pullCmd(g), initCmd(g), cacheCmd(g), freezeCmd(g), resumeCmd(g), imageCmd(g), versionCmd(g))
+	root.AddCommand(runCmd(g), inspectCmd(g), invokeCmd(g), rbacCmd(g), buildCmd(g), pushCmd(g), pullCmd(g), signCmd(g), verifyCmd(g), initCmd(g), cacheCmd(g), freezeCmd(g), resumeCmd(g), imageCmd(g), versionCmd(g))
 	root.AddCommand(replayCmd(g), renderCmd(g))
 	return root
 }
@@ -110,6 +110,8 @@ func classifyRegistry(err error) error {
 		return clierr.New(err, "check the repository and the tag or digest, or push the module first with `kopf-wasm push MODULE.wasm REF`")
 	case errors.Is(err, host.ErrNotModuleArtifact), errors.Is(err, host.ErrNotWasm):
 		return clierr.New(err, "the reference names something other than a wasm module; push one with `kopf-wasm push MODULE.wasm REF`")
+	case errors.Is(err, host.ErrModuleRefused):
+		return clierr.New(err, "sign the module with `kopf-wasm sign --key KEY MODULE`, or check the policy's keys and identities")
 	case errors.Is(err, host.ErrDigestMismatch):
 		return clierr.New(err, "the content was altered between the registry and here; nothing was run or cached: pull again, "+
 			"and if it persists push the module again and check the registry or proxy")

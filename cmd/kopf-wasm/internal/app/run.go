@@ -20,6 +20,7 @@ type runOptions struct {
 	option.Sharding
 	option.Registry
 	option.Observe
+	verify option.Verify
 
 	liveness string
 	// moduleResources serves the modules of Module resources too.
@@ -170,7 +171,7 @@ func runCmd(g *globals) *cobra.Command {
 				Modules: modules, Kubeconfig: o.Kubeconfig, KubeContext: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
 				Settings: &s, Logger: log, Registry: registryOptions(o.Registry, log),
-				ModuleResources: o.moduleResources,
+				Verify: verifyPolicy(o.verify), ModuleResources: o.moduleResources,
 				Metrics: host.MetricsOptions{BindAddress: o.MetricsBindAddress, Secure: o.MetricsSecure,
 					CertDir: o.MetricsCertDir, Auth: o.MetricsAuth},
 				Health: host.HealthOptions{ProbeBindAddress: o.HealthProbeBindAddress, Liveness: o.liveness},
@@ -184,6 +185,7 @@ func runCmd(g *globals) *cobra.Command {
 	o.Sharding.ApplyFlags(fs)
 	o.Registry.ApplyFlags(fs)
 	o.Observe.ApplyFlags(fs)
+	o.verify.ApplyFlags(fs, "verify-")
 	fs.StringVarP(&o.liveness, "liveness", "L", "",
 		"serve a liveness endpoint at this URL, e.g. http://0.0.0.0:8080/healthz (200 while the operator runs)")
 	fs.BoolVar(&o.moduleResources, "module-resources", false,
