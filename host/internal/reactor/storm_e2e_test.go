@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 )
 
@@ -29,21 +30,8 @@ func TestStorm(t *testing.T) {
 	c := startCluster(t)
 	const ns = "storm"
 	createNamespace(t, c, ns)
-	upstream, err := url.Parse(c.env.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	transport, err := rest.TransportFor(c.env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := e2etest.NewFaultProxy(t, upstream, transport)
-	cfg := &rest.Config{Host: proxy.URL(), TLSClientConfig: rest.TLSClientConfig{CAData: proxy.CAData()}}
 	set := testSettings()
-	kc, err := kube.New(cfg, kube.Options{Settings: &set})
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, kc := proxiedKube(t, c, set)
 	logs := &logRecorder{}
 	run(t, kc, newLoggedOperator(t, kc, ns, set, slog.New(logs), load(t, newRuntime(t), "reactor", "testguests/reactor")))
 
@@ -159,21 +147,8 @@ func TestFailedWriteKeepsOutcome(t *testing.T) {
 	c := startCluster(t)
 	const ns, name = "failed-write", "lost-0"
 	createNamespace(t, c, ns)
-	upstream, err := url.Parse(c.env.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	transport, err := rest.TransportFor(c.env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := e2etest.NewFaultProxy(t, upstream, transport)
-	cfg := &rest.Config{Host: proxy.URL(), TLSClientConfig: rest.TLSClientConfig{CAData: proxy.CAData()}}
 	set := testSettings()
-	kc, err := kube.New(cfg, kube.Options{Settings: &set})
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, kc := proxiedKube(t, c, set)
 	objectPath := "/" + name
 	storm := e2etest.Storm{Share: 1, Codes: []int{http.StatusInternalServerError}, Match: func(r e2etest.Request) bool {
 		return r.Verb == "patch" && strings.Contains(r.Path, "/namespaces/"+ns+"/") && strings.HasSuffix(strings.TrimSuffix(r.Path, "/status"), objectPath)
@@ -202,4 +177,25 @@ func TestFailedWriteKeepsOutcome(t *testing.T) {
 	if n := len(logs.about(name, "Handler 'create_fn' succeeded")); n != 1 {
 		t.Errorf("create_fn succeeded %d times, want once; its records:\n%s", n, strings.Join(logs.about(name, ""), "\n"))
 	}
+}
+
+// proxiedKube returns a fault proxy in front of the cluster's API server
+// and a client with set that talks to the cluster through it.
+func proxiedKube(t *testing.T, c *cluster, set settings.Settings) (*e2etest.FaultProxy, *kube.Client) {
+	t.Helper()
+	upstream, err := url.Parse(c.env.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, err := rest.TransportFor(c.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := e2etest.NewFaultProxy(t, upstream, transport)
+	cfg := &rest.Config{Host: proxy.URL(), TLSClientConfig: rest.TLSClientConfig{CAData: proxy.CAData()}}
+	kc, err := kube.New(cfg, kube.Options{Settings: &set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proxy, kc
 }
