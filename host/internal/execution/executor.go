@@ -194,6 +194,7 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	now := e.opts.Clock.Now()
 	step := Classify(limits, in.Record, now, out, err)
 	observe(h, step, now.Sub(called), err)
+	e.countFailure(h.Module, err)
 	var children []ChildResult
 	if resp != nil && err == nil && h.Kind().IsChanging() && (len(resp.Subhandlers) > 0 || out.Status == abi.OutcomeChildren) {
 		children, step = e.settleChildren(h, limits, in, resp, now, step)

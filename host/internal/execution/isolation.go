@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -23,6 +24,55 @@ type rates struct {
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	counts  map[string]*BoundHits
+}
+
+// BoundHits count how often one module hit its bounds in its calls.
+type BoundHits struct {
+	// Throttled counts its requests and Events that waited for its rate
+	// limit; Timeouts its calls stopped by wasm.callTimeout; OutOfMemory
+	// its calls that ran out of memory (its instance's limit or its
+	// budget).
+	Throttled, Timeouts, OutOfMemory uint64
+}
+
+// count adds to module's hits under r.mu.
+func (r *rates) count(module string, add func(*BoundHits)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counts == nil {
+		r.counts = map[string]*BoundHits{}
+	}
+	h := r.counts[module]
+	if h == nil {
+		h = &BoundHits{}
+		r.counts[module] = h
+	}
+	add(h)
+}
+
+// Hits returns how often module hit its bounds in its calls.
+func (e *Executor) Hits(module string) BoundHits {
+	e.rates.mu.Lock()
+	defer e.rates.mu.Unlock()
+	if h := e.rates.counts[module]; h != nil {
+		return *h
+	}
+	return BoundHits{}
+}
+
+// countFailure counts a call the sandbox ended for a bound.
+func (e *Executor) countFailure(module string, callErr error) {
+	cerr := (*wasmrt.CallError)(nil)
+	if !errors.As(callErr, &cerr) {
+		return
+	}
+	switch cerr.Kind {
+	case wasmrt.KindTimeout:
+		e.rates.count(module, func(h *BoundHits) { h.Timeouts++ })
+	case wasmrt.KindOutOfMemory:
+		e.rates.count(module, func(h *BoundHits) { h.OutOfMemory++ })
+	}
 }
 
 // bucket is one module's token bucket and the limits it was built for.
@@ -56,7 +106,7 @@ func (e *Executor) throttled(module string, host wasmrt.Host) wasmrt.Host {
 	if lim == nil {
 		return host
 	}
-	return &throttleHost{Host: host, module: module, limiter: lim}
+	return &throttleHost{Host: host, module: module, limiter: lim, rates: e.rates}
 }
 
 // throttleHost waits for a module's token bucket before each Kubernetes
@@ -65,6 +115,7 @@ type throttleHost struct {
 	wasmrt.Host
 	module  string
 	limiter flowcontrol.RateLimiter
+	rates   *rates
 }
 
 // wait takes a token, waiting at most until ctx ends (the call's timeout).
@@ -75,6 +126,7 @@ func (h *throttleHost) wait(ctx context.Context) *abi.HostError {
 	start := time.Now()
 	err := h.limiter.Wait(ctx)
 	metrics.ModuleThrottled(h.module, time.Since(start))
+	h.rates.count(h.module, func(c *BoundHits) { c.Throttled++ })
 	if err != nil {
 		return &abi.HostError{Code: 429, Reason: "TooManyRequests", Origin: abi.OriginHost,
 			Message: "the module's Kubernetes request rate limit (isolation.qps) left no room before the call's timeout"}

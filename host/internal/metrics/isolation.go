@@ -75,3 +75,28 @@ func CallFailed(module, kind string) {
 		callFailures.WithLabelValues(module, kind).Inc()
 	}
 }
+
+// budgetCollector reads the modules' memory budgets from the module
+// sources at each scrape (see AddModuleSource).
+type budgetCollector struct{}
+
+var (
+	budgetBytesDesc = prometheus.NewDesc("kopf_wasm_module_memory_bytes",
+		"Linear memory of all of a module's wasm instances, pooled and daemons', which its budget (isolation.memoryBytes) bounds, by module.", []string{"module"}, nil)
+	budgetHitsDesc = prometheus.NewDesc("kopf_wasm_module_memory_budget_hits_total",
+		"Memory growths and new instances of a module that its memory budget (isolation.memoryBytes) refused, by module (since the module version was loaded).", []string{"module"}, nil)
+)
+
+func (budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- budgetBytesDesc
+	ch <- budgetHitsDesc
+}
+
+func (budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range moduleStats() {
+		ch <- prometheus.MustNewConstMetric(budgetBytesDesc, prometheus.GaugeValue, float64(s.BudgetBytes), s.Module)
+		ch <- prometheus.MustNewConstMetric(budgetHitsDesc, prometheus.CounterValue, float64(s.BudgetHits), s.Module)
+	}
+}
+
+func init() { Registry.MustRegister(budgetCollector{}) }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
@@ -200,3 +202,26 @@ func (o *Operator) limits(module string) settings.ModuleLimits {
 
 // Shares returns module's use of its share of the workers.
 func (o *Operator) Shares(module string) ShareStats { return o.shares.stats(module) }
+
+// Bounds are how a module stands against its bounds (settings.Isolation):
+// its share of the workers, its request rate limit, its memory budget, and
+// its calls' timeouts.
+type Bounds struct {
+	ShareStats
+	execution.BoundHits
+	// MemoryBytes is the linear memory of all its instances now;
+	// MemoryBudget its budget (0: none); MemoryBudgetHits counts the
+	// growths and instances the budget refused.
+	MemoryBytes, MemoryBudget int64
+	MemoryBudgetHits          uint64
+}
+
+// Bounds returns how module stands against its bounds.
+func (o *Operator) Bounds(module string) Bounds {
+	b := Bounds{ShareStats: o.shares.stats(module), BoundHits: o.exec.Hits(module), MemoryBudget: o.limits(module).MemoryBytes}
+	if m, ok := o.module(module).(interface{ Stats() wasmrt.Stats }); ok {
+		st := m.Stats()
+		b.MemoryBytes, b.MemoryBudgetHits = st.BudgetBytes, st.BudgetHits
+	}
+	return b
+}
