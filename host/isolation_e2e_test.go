@@ -24,7 +24,8 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/internal/wasmtest"
 )
 
-// TestModuleLimits serves the hog module from a Module resource whose
+// TestModuleLimits serves the hog module (beside kopfexample) from a
+// Module resource whose
 // spec.limits give it one worker: of its two looping handlers one runs at
 // a time (until its 2 s timeout) and the other waits, which its
 // status.isolation shows (its share, the deferred cycles, the timeouts);
@@ -69,7 +70,9 @@ func TestModuleLimits(t *testing.T) {
 	set.Execution.Workers, set.Execution.DefaultBackoff = 4, time.Second
 	set.Wasm.CallTimeout = 2 * time.Second
 	set.Isolation.StatusInterval = time.Second
-	e.run(host.Options{ModuleResources: true, Registry: reg, Settings: &set})
+	// Another module beside it: a host serving one module gives it every
+	// worker.
+	e.run(host.Options{ModuleResources: true, Registry: reg, Settings: &set, Modules: []string{wasmtest.Path(t, "kopfexample")}})
 
 	mod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf-wasm.dev/v1", "kind": "Module",
 		"metadata": map[string]any{"name": "hog"},

@@ -15,8 +15,9 @@ type Isolation struct {
 	// module whose handlers loop, sleep or time out holds at most this many
 	// workers, and the others keep execution.workers minus it. An object
 	// of a resource several modules handle takes a share of each module
-	// whose handlers it calls. 0: no share (a module may hold every
-	// worker); more than execution.workers counts as execution.workers.
+	// whose handlers it calls. A host serving one module gives it every
+	// worker. 0: no share (a module may hold every worker); more than
+	// execution.workers counts as execution.workers.
 	Workers int `json:"workers"`
 	// QPS and Burst rate-limit, per module, the Kubernetes requests its
 	// handlers make and the Events they post (client-go's token bucket);

@@ -55,8 +55,12 @@ func (s *shares) get(module string) *share {
 }
 
 // acquire takes a worker of module's share for key's cycle, or parks key
-// with the module and reports false when the module is at its share.
+// with the module and reports false when the module is at its share. A
+// nil shares (an operator built by hand in a unit test) bounds nothing.
 func (s *shares) acquire(module string, key objectKey) bool {
+	if s == nil {
+		return true
+	}
 	limit := s.limit(module)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,6 +82,9 @@ func (s *shares) acquire(module string, key objectKey) bool {
 // release gives back a worker of module's share and queues as many parked
 // objects as the share has free workers.
 func (s *shares) release(module string) {
+	if s == nil {
+		return
+	}
 	limit := s.limit(module)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,9 +183,13 @@ func (c *cyc) releaseShares() {
 }
 
 // workerShare is module's share of the workers: its Module resource's
-// limit, else settings.Isolation.Workers; at most execution.workers, and 0
-// (none) when that is all of them.
+// limit, else settings.Isolation.Workers; 0 (none) when that is all of
+// them, or when the host serves this module alone (there is no other to
+// keep workers for, and a single operator keeps the whole pool).
 func (o *Operator) workerShare(module string) int {
+	if set := o.current.Load(); set == nil || len(*set) < 2 {
+		return 0
+	}
 	n := o.limits(module).Workers
 	if n >= o.opts.Settings.Execution.Workers {
 		return 0

@@ -1,8 +1,12 @@
 package reactor
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // TestShares: a module holds at most its share; cycles past it park their
@@ -70,5 +74,37 @@ func TestShares(t *testing.T) {
 	}
 	if got := s.stats("bad"); got.Busy != 1 || got.Waiting != 0 {
 		t.Errorf("stats %+v, want 1 busy, none waiting", got)
+	}
+}
+
+// TestWorkerShare: a module's share is isolation.workers while the host
+// serves other modules, and none when it serves this one alone or when
+// the share is the whole pool.
+func TestWorkerShare(t *testing.T) {
+	tests := []struct {
+		name             string
+		modules          int
+		workers, setting int
+		want             int
+	}{
+		{"alone", 1, 16, 8, 0},
+		{"with others", 3, 16, 8, 8},
+		{"the whole pool", 3, 4, 8, 0},
+		{"no share", 3, 16, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := settings.Default()
+			set.Execution.Workers, set.Isolation.Workers = tt.workers, tt.setting
+			o := &Operator{opts: Options{Settings: set}}
+			mods := map[string]*wasmrt.Module{}
+			for i := range tt.modules {
+				mods[fmt.Sprint("m", i)] = nil
+			}
+			o.current.Store(&mods)
+			if got := o.workerShare("m0"); got != tt.want {
+				t.Errorf("workerShare = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
