@@ -39,10 +39,11 @@ type Isolation struct {
 	StatusInterval time.Duration `json:"statusInterval"`
 }
 
-// defaultIsolation gives a module at most half the default workers, 50
-// requests a second (100 at once) and 1 GiB of wasm memory.
+// defaultIsolation gives a module at most a quarter of the default
+// workers (so three misbehaving at once leave the others 4), 50 requests
+// a second (100 at once) and 1 GiB of wasm memory.
 func defaultIsolation() Isolation {
-	return Isolation{Workers: 8, QPS: 50, Burst: 100, MemoryBytes: 1 << 30, StatusInterval: 10 * time.Second}
+	return Isolation{Workers: 4, QPS: 50, Burst: 100, MemoryBytes: 1 << 30, StatusInterval: 10 * time.Second}
 }
 
 // validate reports bounds no module can run within.
