@@ -34,8 +34,9 @@ type Isolation struct {
 	// instance is still bounded by wasm.maxMemoryPages).
 	MemoryBytes int64 `json:"memoryBytes"`
 	// StatusInterval is how often a module served from a Module resource
-	// gets its bound hits (workers, requests, memory, timeouts) written to
-	// status.isolation, when they changed. 0: never.
+	// gets how it stands against its bounds written to status.isolation,
+	// when its hits (deferred cycles, throttled requests, timeouts, memory
+	// refusals) or its bounds changed. 0: never.
 	StatusInterval time.Duration `json:"statusInterval"`
 }
 

@@ -61,13 +61,24 @@ func isolationStatus(b reactor.Bounds) map[string]any {
 }
 
 // reportBounds writes, every interval until ctx ends, each loaded Module
-// object's bounds into its status.isolation when they changed since the
-// last write (settings.Isolation.StatusInterval).
+// object's bounds into its status.isolation when its hits or its bounds
+// changed since the last write (settings.Isolation.StatusInterval); the
+// figures of the moment (workers busy, objects waiting, memory) go with
+// them, but do not cause a write by themselves: a busy module would
+// otherwise be written every interval.
 func (m *moduleResources) reportBounds(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		return
 	}
 	written := map[string]map[string]any{}
+	changed := func(prev, now map[string]any) bool {
+		for _, key := range []string{"workerShare", "deferredCycles", "requestsThrottled", "timeouts", "outOfMemory", "memoryBudget", "memoryBudgetHits"} {
+			if prev == nil || !reflect.DeepEqual(prev[key], now[key]) {
+				return true
+			}
+		}
+		return false
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -78,7 +89,7 @@ func (m *moduleResources) reportBounds(ctx context.Context, interval time.Durati
 		}
 		for name, module := range m.loadedModules() {
 			st := isolationStatus(m.set.op.Bounds(module))
-			if reflect.DeepEqual(written[name], st) {
+			if !changed(written[name], st) {
 				continue
 			}
 			m.status(ctx, name, map[string]any{"isolation": st})
