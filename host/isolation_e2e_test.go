@@ -25,12 +25,13 @@ import (
 )
 
 // TestModuleLimits serves the hog module (beside kopfexample) from a
-// Module resource whose
-// spec.limits give it one worker: of its two looping handlers one runs at
-// a time (until its 2 s timeout) and the other waits, which its
-// status.isolation shows (its share, the deferred cycles, the timeouts);
-// raising spec.limits.workers takes effect on the module already served,
-// without loading it again.
+// Module resource whose spec.limits give it one worker and 48 MiB: of its
+// two looping handlers and its growing one, one runs at a time (a loop
+// until its 2 s timeout) and the others wait, and the growing one runs out
+// of its budget, which its status.isolation shows (its share, the
+// deferred cycles, the timeouts, the budget's refusals); raising
+// spec.limits.workers takes effect on the module already served, without
+// loading it again.
 func TestModuleLimits(t *testing.T) {
 	e := newReloadEnv(t)
 	root, err := wasmtest.RepoRoot()
@@ -65,6 +66,9 @@ func TestModuleLimits(t *testing.T) {
 		return n
 	}
 
+	// 48 MiB for all the hog's instances: below what its growing handler
+	// asks, above what two idle instances hold (a few MiB each).
+	const budget = 48 << 20
 	set := settings.Default()
 	set.Modules.TagPollInterval = 0
 	set.Execution.Workers, set.Execution.DefaultBackoff = 4, time.Second
@@ -76,22 +80,23 @@ func TestModuleLimits(t *testing.T) {
 
 	mod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf-wasm.dev/v1", "kind": "Module",
 		"metadata": map[string]any{"name": "hog"},
-		"spec":     map[string]any{"source": ref, "limits": map[string]any{"workers": int64(1), "memoryBytes": int64(256 << 20)}}}}
+		"spec":     map[string]any{"source": ref, "limits": map[string]any{"workers": int64(1), "memoryBytes": int64(budget)}}}}
 	if _, err := modules.Create(context.Background(), mod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cms := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
-	for _, name := range []string{"loop-1", "loop-2"} {
+	for name, mode := range map[string]string{"loop-1": "loop", "loop-2": "loop", "grow-1": "grow"} {
 		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": name, "labels": map[string]any{"hog": "loop"}}}}
+			"metadata": map[string]any{"name": name, "labels": map[string]any{"hog": mode}}}}
 		if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e2etest.Eventually(t, 2*time.Minute, "status.isolation shows the share, deferrals and timeouts", func() error {
+	e2etest.Eventually(t, 3*time.Minute, "status.isolation shows the share, deferrals, timeouts and budget hits", func() error {
 		st := isolation()
 		if count(st, "workerShare") != 1 || count(st, "deferredCycles") < 1 || count(st, "timeouts") < 2 ||
-			count(st, "workers") > 1 || count(st, "memoryBudget") != 256<<20 {
+			count(st, "workers") > 1 || count(st, "memoryBudget") != budget ||
+			count(st, "memoryBudgetHits") < 1 || count(st, "outOfMemory") < 1 {
 			return fmt.Errorf("status.isolation %v", st)
 		}
 		return nil
