@@ -186,11 +186,6 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
 	o.budget(modules)
-	for _, m := range modules {
-		if _, own := m.Limits(); !own {
-			m.SetMemoryBudget(o.opts.Settings.Isolation.MemoryBytes)
-		}
-	}
 	o.reg.Store(reg)
 	// The indexes of new and changed modules are rebuilt before their
 	// resource handlers run again (indexes.go).
