@@ -94,6 +94,9 @@ func (s *shares) release(module string) {
 // worker queued it, that wake is spent (whether or not the cycle called
 // the module), and the module may queue another parked object.
 func (s *shares) settle(key objectKey) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	module, ok := s.woken[key]
@@ -135,6 +138,9 @@ type ShareStats struct {
 
 // stats returns module's figures.
 func (s *shares) stats(module string) ShareStats {
+	if s == nil {
+		return ShareStats{}
+	}
 	limit := s.limit(module)
 	s.mu.Lock()
 	defer s.mu.Unlock()
