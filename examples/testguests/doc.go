@@ -11,7 +11,8 @@
 // benchmarks (reactor, conformance, spawning, spawnbench, reloadv1,
 // reloadv2, admissionbench, typed, memos) and of the replay tests
 // (replaychanged: reloadv1 with one more annotation on tier=gold objects) use
-// the SDK. Each sub-directory is a
+// the SDK, as does the isolation tests' hog (ConfigMap handlers that loop,
+// sleep, flood the API server, fail or grow, by the object's "hog" label). Each sub-directory is a
 // package main built with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/wasm/<name>.wasm ./testguests/<name>

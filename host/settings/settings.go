@@ -53,6 +53,8 @@ type Settings struct {
 	Observability Observability `json:"observability"`
 	// Recording writes the handler calls to a file for kopf-wasm replay.
 	Recording Recording `json:"recording"`
+	// Isolation bounds what one module may take from the others.
+	Isolation Isolation `json:"isolation"`
 }
 
 // Default returns the settings with every default in place: each group's
@@ -76,6 +78,7 @@ func Default() Settings {
 		LeaderElection: defaultLeaderElection(),
 		Observability:  defaultObservability(),
 		Recording:      defaultRecording(),
+		Isolation:      defaultIsolation(),
 	}
 }
 

@@ -126,6 +126,10 @@ func TestValidate(t *testing.T) {
 		{func(s *Settings) { s.Kube.DiscoveryRefresh = -1 }, "kube.discoveryRefresh: "},
 		{func(s *Settings) { s.Kube.UserAgent = "" }, "kube.userAgent: must not be empty"},
 		{func(s *Settings) { s.Kube.FieldManager = "" }, "kube.fieldManager: "},
+		{func(s *Settings) { s.Isolation.Workers = -1 }, "isolation.workers: must be at least 0"},
+		{func(s *Settings) { s.Isolation.QPS, s.Isolation.Burst = 5, 0 }, "isolation.burst: must be at least 1 when isolation.qps is above 0"},
+		{func(s *Settings) { s.Isolation.MemoryBytes = -1 }, "isolation.memoryBytes: must be 0 or more"},
+		{func(s *Settings) { s.Isolation.StatusInterval = -1 }, "isolation.statusInterval: "},
 		{func(s *Settings) { s.Modules.ReloadInterval = -1 }, "modules.reloadInterval: "},
 		{func(s *Settings) { s.Modules.TagPollInterval = -1 }, "modules.tagPollInterval: "},
 		{func(s *Settings) { s.Process.ShutdownTimeout = 0 }, "process.shutdownTimeout: must be above 0"},
@@ -225,7 +229,7 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name, file, want string
 	}{
-		{"unknown group", "exection:\n  workers: 2\n", `exection: unknown settings group (known: persistence, execution, posting, queueing, watching, wasm, kube, modules, process, admission, sharding, peering, leaderElection, observability, recording)`},
+		{"unknown group", "exection:\n  workers: 2\n", `exection: unknown settings group (known: persistence, execution, posting, queueing, watching, wasm, kube, modules, process, admission, sharding, peering, leaderElection, observability, recording, isolation)`},
 		{"unknown key", "execution:\n  wrokers: 2\n", `execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, cancellationPolling, probeCache, indexInline)`},
 		{"Go name instead of the JSON name", "execution:\n  Workers: 2\n", `execution.Workers: unknown execution setting`},
 		{"duplicate key", "execution:\n  workers: 2\n  workers: 3\n", `"workers" already set in map`},

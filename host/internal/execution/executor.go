@@ -56,6 +56,9 @@ type Options struct {
 	// Recorder, when set, is given every handler call (kopf-wasm replay).
 	// Default: a recorder of Settings.Recording.Path when it is set.
 	Recorder *recording.Recorder
+	// Limits returns a module's bounds (its request rate limit). Default:
+	// none (offline, where no request reaches a cluster).
+	Limits func(module string) settings.ModuleLimits
 }
 
 // Executor calls handlers; see the package documentation. It is safe for
@@ -69,6 +72,8 @@ type Executor struct {
 	// opened is the recorder New opened from the settings, closed by
 	// CloseRecorder.
 	opened *recording.Recorder
+	// rates are the modules' request rate limits (isolation.go).
+	rates *rates
 }
 
 // New returns an executor.
@@ -87,7 +92,11 @@ func New(opts Options) *Executor {
 		}
 		opts.Recorder, opened = r, r
 	}
-	return &Executor{opts: opts, log: opts.Logger, memos: newMemos(), opened: opened}
+	if opts.Limits == nil {
+		opts.Limits = func(string) settings.ModuleLimits { return settings.ModuleLimits{} }
+	}
+	return &Executor{opts: opts, log: opts.Logger, memos: newMemos(), opened: opened,
+		rates: &rates{limits: opts.Limits, buckets: map[string]*bucket{}}}
 }
 
 // Clock is the executor's clock.
@@ -157,7 +166,7 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	if host == nil {
 		host = e.Host(in.Subject)
 	}
-	host = e.withIndices(h.Module, host)
+	host = e.throttled(h.Module, e.withIndices(h.Module, host))
 	var rec *recording.Host
 	if e.opts.Recorder != nil {
 		rec = recording.Wrap(host)
@@ -184,7 +193,8 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	}
 	now := e.opts.Clock.Now()
 	step := Classify(limits, in.Record, now, out, err)
-	observe(h, step, now.Sub(called))
+	observe(h, step, now.Sub(called), err)
+	e.countFailure(h.Module, err)
 	var children []ChildResult
 	if resp != nil && err == nil && h.Kind().IsChanging() && (len(resp.Subhandlers) > 0 || out.Status == abi.OutcomeChildren) {
 		children, step = e.settleChildren(h, limits, in, resp, now, step)

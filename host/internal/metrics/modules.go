@@ -56,6 +56,11 @@ type ModuleStats struct {
 	// Recycled counts the pooled instances replaced for their calls or
 	// memory (settings.Wasm.RecycleAfterCalls, RecycleAboveBytes).
 	Recycled uint64
+	// BudgetBytes is the memory of all the module's instances, daemons'
+	// too, which its budget bounds (isolation.memoryBytes); BudgetHits
+	// counts the growths and instances the budget refused.
+	BudgetBytes int64
+	BudgetHits  uint64
 }
 
 var (
@@ -95,6 +100,8 @@ func moduleStats() []ModuleStats {
 			sum.Instances += s.Instances
 			sum.MemoryBytes += s.MemoryBytes
 			sum.Recycled += s.Recycled
+			sum.BudgetBytes += s.BudgetBytes
+			sum.BudgetHits += s.BudgetHits
 			byModule[s.Module] = sum
 		}
 	}

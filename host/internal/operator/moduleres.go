@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/oci"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // moduleResource is the Module resource: a module that every host run with
@@ -41,6 +43,8 @@ type moduleResources struct {
 	watch  *kube.Watch
 	queue  workqueue.TypedDelayingInterface[string]
 	every  time.Duration // tag polling
+	iso    settings.Isolation
+	mu     sync.Mutex // guards loaded: reportBounds reads it
 	loaded map[string]loadedModule
 	busy   atomic.Bool // a Module object is being served
 }
@@ -48,6 +52,7 @@ type moduleResources struct {
 type loadedModule struct {
 	source, digest string
 	generation     int64
+	module         string // the manifest's name
 }
 
 // startModuleResources watches the Module objects until ctx ends.
@@ -61,7 +66,8 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 		return err
 	}
 	m := &moduleResources{kc: kc, rt: rt, set: set, pull: pull, log: opts.Logger, res: res,
-		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, loaded: map[string]loadedModule{}}
+		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, loaded: map[string]loadedModule{},
+		iso: opts.Settings.Isolation}
 	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), func(ev kube.Event) { m.queue.Add(ev.Object.GetName()) })
 	if err != nil {
 		return err
@@ -71,6 +77,7 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 		m.queue.ShutDown()
 	}()
 	go m.work(ctx)
+	go m.reportBounds(ctx, opts.Settings.Isolation.StatusInterval)
 	set.setResources(m)
 	return nil
 }
@@ -100,46 +107,51 @@ func (m *moduleResources) ready() error {
 // reconcile serves what the Module object name asks for now.
 func (m *moduleResources) reconcile(ctx context.Context, name string) {
 	obj, ok := m.watch.Get("", name)
+	m.mu.Lock()
+	prev, had := m.loaded[name]
+	m.mu.Unlock()
 	if !ok {
-		if _, had := m.loaded[name]; had {
+		if had {
 			if err := m.set.setNamed(ctx, name, nil); err != nil {
 				m.log.Error(fmt.Sprintf("Module %s: unloading failed: %v", name, err))
 				return
 			}
-			delete(m.loaded, name)
+			m.setLoaded(name, nil)
 			m.log.Info("module unloaded", "resource", name)
 		}
 		return
 	}
 	source, _, _ := unstructured.NestedString(obj.Object, "spec", "source")
-	prev, had := m.loaded[name]
 	if had && prev.source == source && prev.generation == obj.GetGeneration() && modules.Pinned(source) {
 		return
 	}
 	if !modules.Pinned(source) && m.every > 0 {
 		defer m.queue.AddAfter(name, m.every) // a tag may move
 	}
+	limits, err := limitsOf(obj, m.iso)
+	if err != nil {
+		m.fail(ctx, name, obj, err)
+		return
+	}
 	mod, digest, err := m.load(ctx, name, source)
 	if err == nil && had && digest == prev.digest {
-		mod.Close() // the same version: nothing to swap
-		m.loaded[name] = loadedModule{source: source, digest: digest, generation: obj.GetGeneration()}
+		mod.Close() // the same version: nothing to swap, but its limits may have changed
+		m.set.setLimits(name, limits)
+		m.setLoaded(name, &loadedModule{source: source, digest: digest, generation: obj.GetGeneration(), module: prev.module})
 		return
 	}
 	if err == nil {
+		mod.SetLimits(limits)
 		if err = m.set.setNamed(ctx, name, mod); err != nil {
 			mod.Close()
 		}
 	}
 	if err != nil {
-		metrics.ModuleFailed("Module/" + name)
-		msg := fmt.Sprintf("%v; the previous version, if any, keeps serving", err)
-		m.log.Error(fmt.Sprintf("Module %s: %s", name, msg))
-		m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "error": err.Error()})
-		_ = m.kc.PostEvent(ctx, kube.RefOf(obj), abi.EventRequest{Type: "Warning", Reason: "LoadFailed", Message: msg})
+		m.fail(ctx, name, obj, err)
 		return
 	}
-	m.loaded[name] = loadedModule{source: source, digest: digest, generation: obj.GetGeneration()}
 	man := mod.Manifest()
+	m.setLoaded(name, &loadedModule{source: source, digest: digest, generation: obj.GetGeneration(), module: man.Module.Name})
 	handlers := []string{}
 	for _, h := range man.Handlers {
 		handlers = append(handlers, h.ID+"="+string(h.Kind))
@@ -147,6 +159,26 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 	m.log.Info("module loaded from a Module resource", "resource", name, "module", man.Module.Name, "digest", digest)
 	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "source": source, "digest": digest,
 		"module": man.Module.Name, "version": man.Module.Version, "handlers": handlers, "error": nil})
+}
+
+// fail reports why a Module object's change could not be served.
+func (m *moduleResources) fail(ctx context.Context, name string, obj *unstructured.Unstructured, err error) {
+	metrics.ModuleFailed("Module/" + name)
+	msg := fmt.Sprintf("%v; the previous version, if any, keeps serving", err)
+	m.log.Error(fmt.Sprintf("Module %s: %s", name, msg))
+	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "error": err.Error()})
+	_ = m.kc.PostEvent(ctx, kube.RefOf(obj), abi.EventRequest{Type: "Warning", Reason: "LoadFailed", Message: msg})
+}
+
+// setLoaded records what a Module object serves (nil: nothing).
+func (m *moduleResources) setLoaded(name string, l *loadedModule) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l == nil {
+		delete(m.loaded, name)
+		return
+	}
+	m.loaded[name] = *l
 }
 
 // load pulls and loads a source.

@@ -10,6 +10,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // moduleSet is what a running host serves: the modules of its arguments
@@ -66,6 +67,16 @@ func (s *moduleSet) setNamed(ctx context.Context, name string, mod *wasmrt.Modul
 	return nil
 }
 
+// setLimits gives the module served for the Module resource name its
+// bounds.
+func (s *moduleSet) setLimits(name string, l settings.ModuleLimits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.named[name]; m != nil {
+		m.SetLimits(l)
+	}
+}
+
 // swap hands the whole set to the operator; s.mu is held.
 func (s *moduleSet) swap(ctx context.Context) error {
 	all := slices.Clone(s.args)
@@ -86,7 +97,8 @@ func (s *moduleSet) stats() []metrics.ModuleStats {
 	var out []metrics.ModuleStats
 	for m := range s.served {
 		st := m.Stats()
-		out = append(out, metrics.ModuleStats{Module: m.Manifest().Module.Name, Instances: st.Live, MemoryBytes: st.MemoryBytes, Recycled: st.Recycled})
+		out = append(out, metrics.ModuleStats{Module: m.Manifest().Module.Name, Instances: st.Live, MemoryBytes: st.MemoryBytes, Recycled: st.Recycled,
+			BudgetBytes: st.BudgetBytes, BudgetHits: st.BudgetHits})
 	}
 	return out
 }

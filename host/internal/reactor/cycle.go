@@ -186,6 +186,7 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 	subj := execution.NewSubject(ref, res.Status, obj)
 	subj.Cycle = nextCycleID()
 	c := &cyc{o: o, ctx: ctx, res: res, key: key, subj: subj, cause: &cause, storage: storage, patch: patch}
+	defer c.releaseShares()
 	if cause.Reason != registry.ReasonFree && cause.Reason != registry.ReasonGone {
 		if c.sel, err = o.registry.Select(ref, &cause, o.exec.When(ctx, subj, nil)); err != nil {
 			return outcome{}, err
@@ -253,6 +254,10 @@ type cyc struct {
 	// deleteResults are the ids whose results this deletion cycle folded
 	// into the patch (see dropLoneDeleteResults).
 	deleteResults []string
+	// held are the modules whose share of the workers the cycle holds;
+	// skipped those it found at their share (shares.go), whose handlers
+	// wait for the object's next cycle.
+	held, skipped map[string]bool
 }
 
 func (c *cyc) spawnKey() spawning.Key {
@@ -419,6 +424,11 @@ func (c *cyc) conclude(state *persistence.State, owned []string) error {
 		var due bool
 		c.delay, due = state.Delay(now)
 		c.again = due && c.delay <= 0
+		if len(c.skipped) > 0 {
+			// The skipped handlers are due now, but their modules queue the
+			// object again when they free a worker: no sooner.
+			c.delay, c.again = 0, false
+		}
 		return state.Store(c.patch)
 	}
 	// A deletion whose handlers finished in an earlier cycle (its records

@@ -20,7 +20,7 @@ func (c *cyc) runHandlers(state *persistence.State, due []*registry.Handler, now
 	}
 	for _, id := range state.Awakened(now) {
 		h := byID[id]
-		if h == nil {
+		if h == nil || !c.share(h.Module) {
 			continue
 		}
 		subs, err := state.Subrecords(id)

@@ -25,6 +25,7 @@ func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module) error {
 	}
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
+	o.budget(modules)
 	o.reg.Store(reg)
 	o.fills = o.indexing.Install(reg, nil)
 	for _, ref := range watched(reg) {
@@ -184,6 +185,7 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	old := o.modules
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
+	o.budget(modules)
 	o.reg.Store(reg)
 	// The indexes of new and changed modules are rebuilt before their
 	// resource handlers run again (indexes.go).
@@ -286,4 +288,14 @@ func watched(reg *registry.Registry) []abi.ResourceRef {
 		}
 	}
 	return out
+}
+
+// budget bounds the memory of each module's instances by
+// settings.Isolation.MemoryBytes, unless its Module resource set its own.
+func (o *Operator) budget(modules map[string]*wasmrt.Module) {
+	for _, m := range modules {
+		if _, own := m.Limits(); !own {
+			m.SetMemoryBudget(o.opts.Settings.Isolation.MemoryBytes)
+		}
+	}
 }

@@ -110,6 +110,8 @@ type Operator struct {
 
 	// own brackets cycles for the hand-over of objects (sharding.go).
 	own ownership
+	// shares keeps each module's share of the workers (shares.go).
+	shares *shares
 
 	wg sync.WaitGroup
 }
@@ -155,8 +157,9 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	}
 	o.queue = workqueue.NewTypedRateLimitingQueueWithConfig[objectKey](o.limiter,
 		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: metrics.QueueName("kopf-wasm")})
+	o.shares = newShares(o.workerShare, o.queue.Add)
 	o.exec = execution.New(execution.Options{
-		Modules: o.module, Cluster: o.kube, Settings: opts.Settings, Logger: o.log,
+		Modules: o.module, Cluster: o.kube, Settings: opts.Settings, Logger: o.log, Limits: o.limits,
 	})
 	o.indexing = indexing.New(indexing.Options{
 		Exec: o.exec, Inline: opts.Settings.Execution.IndexInline, Logger: o.log,
@@ -308,6 +311,7 @@ func (o *Operator) worker(ctx context.Context) {
 			o.processOwned(ctx, key)
 			o.opts.Gate.Leave()
 		}
+		o.shares.settle(key)
 		o.queue.Done(key)
 	}
 }

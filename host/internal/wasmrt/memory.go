@@ -25,7 +25,7 @@ import (
 // is the image's, copy-on-write, so the memory starts as the image.
 func withMemoryAllocator(ctx context.Context, image *memoryImage) context.Context {
 	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(capBytes, maxBytes uint64) experimental.LinearMemory {
-		return allocate(capBytes, maxBytes, image)
+		return budgeted(ctx, allocate(capBytes, maxBytes, image))
 	}))
 }
 

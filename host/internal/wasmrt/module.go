@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // Module is a loaded module: its manifest and a pool of instances. It is
@@ -24,14 +25,20 @@ type Module struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup // calls in flight
+
+	// budget bounds the memory of all the module's instances (budget.go);
+	// limits are its own bounds, set by SetLimits.
+	budget   *budget
+	limitsMu sync.Mutex
+	limits   *settings.ModuleLimits
 }
 
 // newModule instantiates the code once, checks the exports, reads and
 // validates the manifest, and keeps the instance as the first of the pool.
 func newModule(ctx context.Context, rt *Runtime, c *compiled, name string) (*Module, error) {
-	m := &Module{rt: rt, code: c, name: name, logger: rt.opts.Logger.With("module", name)}
+	m := &Module{rt: rt, code: c, name: name, logger: rt.opts.Logger.With("module", name), budget: &budget{}}
 	m.manifest.Module.Name = name // until the guest says otherwise
-	inst, err := newInstance(ctx, rt, c)
+	inst, err := newInstance(withBudget(ctx, m.budget), rt, c)
 	if err != nil {
 		return nil, fmt.Errorf("cannot instantiate the module: %w; it may import host functions of another ABI version: rebuild it with the kopf-wasm guest SDK for ABI v%d", err, abi.Version)
 	}
@@ -80,7 +87,11 @@ func (m *Module) init(ctx context.Context, inst *instance) error {
 // manifest export once, which also initialises the guest's runtime
 // (_initialize), so that a handler's first call does not pay for it.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
-	inst, err := newInstance(ctx, m.rt, m.code)
+	if m.budget.full() {
+		return nil, &CallError{Module: m.manifest.Module.Name, Kind: KindOutOfMemory,
+			Err: fmt.Errorf("the module's instances hold its memory budget (%d bytes, isolation.memoryBytes): no instance can start until one ends", m.budget.limit.Load())}
+	}
+	inst, err := newInstance(withBudget(ctx, m.budget), m.rt, m.code)
 	if err != nil {
 		return nil, &CallError{Module: m.manifest.Module.Name, Kind: KindInternal, Err: err}
 	}
@@ -101,7 +112,11 @@ func (m *Module) Name() string { return m.name }
 func (m *Module) Digest() string { return m.code.digest }
 
 // Stats returns the state of the module's instance pool.
-func (m *Module) Stats() Stats { return m.pool.stats() }
+func (m *Module) Stats() Stats {
+	s := m.pool.stats()
+	s.BudgetBytes, s.BudgetHits = m.budget.used.Load(), m.budget.hits.Load()
+	return s
+}
 
 // Close stops new calls, waits for the calls in flight (at most
 // [Options.Timeout]) and frees the module's instances, and its compiled

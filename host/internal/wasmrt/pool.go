@@ -152,6 +152,11 @@ type Stats struct {
 	// MemoryBytes is the linear memory of the live instances, as counted
 	// when each was created or last returned to the pool.
 	MemoryBytes int64
+	// BudgetBytes is the linear memory of all the module's instances now,
+	// pooled and dedicated (daemons), which its memory budget bounds;
+	// BudgetHits counts the growths and instances the budget refused.
+	BudgetBytes int64
+	BudgetHits  uint64
 }
 
 func (p *pool) stats() Stats {
