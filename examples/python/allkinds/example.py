@@ -39,7 +39,7 @@ def update_fn(new, **kwargs):
     return {'field': new.get('spec', {}).get('field')}
 
 
-@kopf.on.field('kopfexamples', field='spec.field', id='field_fn')  # Kopf's id would be field_fn/spec.field
+@kopf.on.field('kopfexamples', field='spec.field')
 def field_fn(old, new, **kwargs):
     return {'old': old, 'new': new}
 
