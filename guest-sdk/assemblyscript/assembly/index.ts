@@ -798,6 +798,10 @@ export class Context {
   get retry(): i32 { return <i32>this.req.get("retry").num; }
   /** RFC 3339, as the host sent it. */
   get started(): string { return this.req.strAt("started"); }
+  /** When the host stops this call (RFC 3339, as the host sent it): its
+   * start plus wasm.callTimeout, or sooner; "" when there is no limit
+   * (daemons). */
+  get deadline(): string { return this.req.strAt("deadline"); }
   /** Seconds since the first attempt. */
   get runtime(): f64 { return this.req.get("runtime").num; }
   param(): Value { return this.req.get("param"); }
