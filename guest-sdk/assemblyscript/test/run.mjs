@@ -442,7 +442,7 @@ test("typed access: a class with typed getters over the object", () => {
 // examples/assemblyscript/allkinds (examples/allkinds.md): every kind but
 // convert, as the Go module; TestAllKinds runs it on the control plane.
 const allkinds = build(join(root, "examples", "assemblyscript", "allkinds", "assembly", "index.ts"), "allkinds");
-const kex = (name, field, labels) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name, namespace: "default", uid: "u-" + name, labels }, spec: { field } });
+const akObj = (name, field, labels) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name, namespace: "default", uid: "u-" + name, labels }, spec: { field } });
 test("allkinds: the manifest has every kind but convert", () => {
   assert.deepEqual(new FakeHost(allkinds).manifest.handlers.map((h) => [h.id, h.kind]), [
     ["startup_fn", "startup"], ["cleanup_fn", "cleanup"], ["create_fn", "create"], ["update_fn", "update"], ["field_fn/spec.field", "field"],
@@ -452,35 +452,35 @@ test("allkinds: the manifest has every kind but convert", () => {
 });
 test("allkinds: create_fn posts its Event and finishes its two sub-handlers in one call", () => {
   const h = new FakeHost(allkinds);
-  const [res] = h.runCycles("create_fn", kex("one", "a"));
+  const [res] = h.runCycles("create_fn", akObj("one", "a"));
   assert.deepEqual(res.outcome, { status: "success" });
   assert.deepEqual(res.subhandlers.map((s) => [s.id, s.result]), [["create_fn/a", "sub a"], ["create_fn/b", "sub b"]]);
   assert.deepEqual(h.events(), [{ type: "Normal", reason: "AllKinds", message: "created" }]);
 });
 test("allkinds: update_fn's callable label filter, field_fn's old and new", () => {
   const h = new FakeHost(allkinds);
-  assert.deepEqual(h.run("update_fn", kex("one", "c"), kex("one", "a")).response.result, { field: "c" });
-  assert.equal(h.whyNot("update_fn", kex("one", "d", { skip: "yes" }), kex("one", "c")), "its callable labels filter on skip (or its when filter, if it has one) returned false");
-  assert.deepEqual(h.run("field_fn/spec.field", kex("one", "c"), kex("one", "a")).response.result, { old: "a", new: "c" });
-  assert.deepEqual(h.run("field_fn/spec.field", kex("one", "a")).response.result, { old: null, new: "a" });
+  assert.deepEqual(h.run("update_fn", akObj("one", "c"), akObj("one", "a")).response.result, { field: "c" });
+  assert.equal(h.whyNot("update_fn", akObj("one", "d", { skip: "yes" }), akObj("one", "c")), "its callable labels filter on skip (or its when filter, if it has one) returned false");
+  assert.deepEqual(h.run("field_fn/spec.field", akObj("one", "c"), akObj("one", "a")).response.result, { old: "a", new: "c" });
+  assert.deepEqual(h.run("field_fn/spec.field", akObj("one", "a")).response.result, { old: null, new: "a" });
 });
 test("allkinds: the timer patches once, the daemon waits to be stopped, the probe counts the index's keys", () => {
   const h = new FakeHost(allkinds);
-  assert.deepEqual(h.run("timer_fn", kex("one", "a")).response.patch, { merge: { status: { ticked: true } } });
-  assert.equal(h.run("timer_fn", { ...kex("one", "a"), status: { ticked: true } }).response.patch, undefined);
+  assert.deepEqual(h.run("timer_fn", akObj("one", "a")).response.patch, { merge: { status: { ticked: true } } });
+  assert.equal(h.run("timer_fn", { ...akObj("one", "a"), status: { ticked: true } }).response.patch, undefined);
   h.stopAfter = 1;
-  h.run("daemon_fn", kex("one", "a"));
+  h.run("daemon_fn", akObj("one", "a"));
   assert.deepEqual(h.logs().map((l) => l.message), ["daemon started one", "daemon stopped one"]);
-  assert.deepEqual(h.run("by_field", kex("one", "a")).response.result, { a: "one" });
+  assert.deepEqual(h.run("by_field", akObj("one", "a")).response.result, { a: "one" });
   h.indices = { by_field: { a: ["one"], b: ["two"] } };
   h.indexInline = 0;
   assert.equal(h.call(h.request("index_size")).response.result, 2);
 });
 test("allkinds: validate_fn refuses a forbidden field, mutate_fn labels", () => {
   const h = new FakeHost(allkinds);
-  assert.deepEqual(h.run("validate_fn", kex("bad", "forbidden")).response.admission, { allowed: false, code: 500, message: "field must not be forbidden" });
-  assert.deepEqual(h.run("validate_fn", kex("good", "a")).response.admission, { allowed: true });
-  assert.deepEqual(h.run("mutate_fn", kex("one", "a")).response.patch, { merge: { metadata: { labels: { "allkinds-mutated": "yes" } } } });
+  assert.deepEqual(h.run("validate_fn", akObj("bad", "forbidden")).response.admission, { allowed: false, code: 500, message: "field must not be forbidden" });
+  assert.deepEqual(h.run("validate_fn", akObj("good", "a")).response.admission, { allowed: true });
+  assert.deepEqual(h.run("mutate_fn", akObj("one", "a")).response.patch, { merge: { metadata: { labels: { "allkinds-mutated": "yes" } } } });
 });
 
 // The shared filter table (abi/testdata/filters.json; its format in
