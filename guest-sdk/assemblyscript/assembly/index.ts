@@ -455,7 +455,9 @@ function sharedID(h: Registration, i: i32): string {
     if (b.id != h.id) continue;
     if (first === null) first = b;
     if (b.fn.index != h.fn.index) {
-      return "is declared twice, for " + b.fn.name + " and for " + h.fn.name + ": give one of them an id of its own";
+      // Release builds keep no function names: say "two functions" then.
+      const which = b.fn.name.length > 0 && h.fn.name.length > 0 ? b.fn.name + " and for " + h.fn.name : "two different functions";
+      return "is declared twice, for " + which + ": give one of them an id of its own";
     }
     if (b.kind != h.kind) continue;
     const problem = sameKindTwice(h, b);
@@ -954,7 +956,9 @@ export class Context {
    * share the handler's patch and memo, and may register their own. */
   subhandler(id: string, fn: Handler): Subhandler {
     const s = new Subhandler(this.handler + "/" + id, fn);
-    if (!CHANGING_KINDS.includes(this.kind)) {
+    if (id.length == 0) {
+      s.problem = "the sub-handler has no id; give it one (AssemblyScript functions have no names at run time)";
+    } else if (!CHANGING_KINDS.includes(this.kind)) {
       s.problem = "sub-handlers of " + this.kind + " handlers are not supported (only of changing handlers, as in Kopf)";
     }
     this.subs.push(s);

@@ -247,7 +247,7 @@ test("one function under several kinds: the request's kind picks the entry", () 
 test("one function under several kinds: ids declared twice wrongly fail the manifest", () => {
   const mistakes = build(join(sdk, "test", "several_mistakes.ts"), "several_mistakes");
   assert.throws(() => new FakeHost(mistakes), (e) => {
-    for (const want of ['handler "two-functions" is declared twice, for ', 'handler "one-kind-twice" is declared twice as a create handler',
+    for (const want of ['handler "two-functions" is declared twice, for two different functions: give one of them an id of its own', 'handler "one-kind-twice" is declared twice as a create handler',
       'handler "daemon-too" is declared twice (only create, update, delete, resume and field handlers share an id)',
       'handler "both-delays" sets both initialDelay and initialDelayCallback', "option initialDelayFrom does not apply to create handlers (handler create-delayed)"]) {
       assert.ok(e.message.includes(want), `want ${want} in ${e.message}`);
@@ -320,7 +320,10 @@ test("sub-handlers: of a timer, a permanent outcome of their own; used-up retrie
   const h = new FakeHost(subs);
   const res = h.run("tick", subObj({})).response;
   assert.deepEqual(res.outcome, { status: "success" });
-  assert.deepEqual(res.subhandlers, [{ id: "tick/x", parent: "tick", options: {}, outcome: { status: "permanent", message: "sub-handlers of timer handlers are not supported (only of changing handlers, as in Kopf)" } }]);
+  assert.deepEqual(res.subhandlers, [
+    { id: "tick/x", parent: "tick", options: {}, outcome: { status: "permanent", message: "sub-handlers of timer handlers are not supported (only of changing handlers, as in Kopf)" } },
+    { id: "tick/", parent: "tick", options: {}, outcome: { status: "permanent", message: "the sub-handler has no id; give it one (AssemblyScript functions have no names at run time)" } },
+  ]);
   const cycles = h.runCycles("used_up", subObj({}));
   assert.deepEqual(cycles.map((c) => [c.outcome.status, c.subhandlers[0].outcome]), [["children", { status: "error", message: "broken" }], ["success", { status: "error", message: "broken" }]]);
   // The host's record says its retries are used up: not called, not waited for (the host fails it).

@@ -53,6 +53,7 @@ function explicit(ctx: kopf.Context): kopf.Result {
 // Sub-handlers of a timer are a mistake: a permanent outcome of their own.
 function tick(ctx: kopf.Context): kopf.Result {
   ctx.subhandler("x", subA);
+  ctx.subhandler("", subA); // no id: a mistake
   return kopf.ok();
 }
 
