@@ -12,6 +12,9 @@
 @external("extism:host/env", "store_u8") declare function store_u8(offset: u64, v: u32): void;
 @external("extism:host/env", "store_u64") declare function store_u64(offset: u64, v: u64): void;
 @external("extism:host/env", "error_set") declare function error_set(offset: u64): void;
+@external("extism:host/env", "http_request") declare function http_request(req: u64, body: u64): u64;
+@external("extism:host/env", "http_status_code") declare function http_status_code(): i32;
+@external("extism:host/env", "http_headers") declare function http_headers(): u64;
 
 @external("kopf:host/v1", "input_read") declare function input_read(ptr: usize, len: u32): u32;
 @external("kopf:host/v1", "output_write") declare function output_write(ptr: usize, len: u32): void;
@@ -58,6 +61,31 @@ export function hostCall(fn: string, request: string): string {
   else if (fn == "is_stopped") reply = h_is_stopped(req);
   kfree(req);
   return reply == 0 ? "" : fromBlock(reply);
+}
+
+/** Sends an outbound HTTP request through Extism's http_request (the
+ * request's JSON, {url, method, headers}, and the body, null for none):
+ * the response's status, its headers' JSON ("" when none) and its body. A
+ * host the module did not declare fails the call (the host's refusal). */
+export function httpCall(request: string, body: string | null): HttpReply {
+  const req = toBlock(request);
+  const b: u64 = body === null ? 0 : toBlock(body as string);
+  const out = http_request(req, b);
+  kfree(req);
+  if (b != 0) kfree(b);
+  const reply = new HttpReply();
+  reply.status = http_status_code();
+  reply.body = out == 0 ? "" : fromBlock(out);
+  const h = http_headers();
+  reply.headers = h == 0 ? "" : fromBlock(h);
+  return reply;
+}
+
+/** What httpCall got back. */
+export class HttpReply {
+  status: i32 = 0;
+  headers: string = "";
+  body: string = "";
 }
 
 /** The call's input, read with one host call. */

@@ -19,8 +19,13 @@
 
 import { Value, NULL, quote, formatNumber, sortedKeys, setKeys, encodeError, parseError, write } from "./json";
 import { hostCall, input, output, setError } from "./host";
+import { Hierarchy, DEFAULT_HIERARCHY, adopt } from "./hierarchy";
+import { Typed, KubeObject } from "./typed";
 
 export { Value, NULL, indent, quote } from "./json";
+export * from "./hierarchy";
+export * from "./http";
+export * from "./typed";
 
 // ---- outcomes ----
 
@@ -75,6 +80,12 @@ export function fields(): Value { return Value.object(); }
 
 export type Handler = (ctx: Context) => Result;
 export type When = (ctx: Context) => bool;
+/** A callable filter (Kopf's callables in labels=, annotations=, value=,
+ * old=, new=): the label's or annotation's value, or the field's (NULL when
+ * absent), and the context; it must only look. */
+export type ValueFn = (value: Value, ctx: Context) => bool;
+/** A callable resource selector (Kopf's fn(resource) -> bool). */
+export type Selector = (resource: ResourceInfo) => bool;
 /** A callable initial delay (Kopf's initial_delay=fn): seconds from the object. */
 export type InitialDelay = (ctx: Context) => f64;
 
@@ -83,11 +94,25 @@ export const ERRORS_IGNORED = "ignored";
 export const ERRORS_TEMPORARY = "temporary";
 export const ERRORS_PERMANENT = "permanent";
 
-/** Filters on labels, annotations and field values. */
+/** Filters on labels, annotations and field values: a value, PRESENT,
+ * ABSENT, or a callable (Filter.callable(fn), Kopf's callable filters). */
 export class Filter {
+  // The type is spelled out, not ValueFn: AssemblyScript 0.28 resolves an
+  // alias met first here as recursive (through Context's fields).
+  callableFn: ((value: Value, ctx: Context) => bool) | null = null;
   constructor(public value: Value, public present: bool, public absent: bool) {}
   static is(v: Value): Filter { return new Filter(v, false, false); }
   static str(s: string): Filter { return new Filter(Value.str(s), false, false); }
+  /** A callable filter: the module decides, after every declarative filter
+   * matched; the host asks it before calling the handler. */
+  static callable(fn: ValueFn): Filter { const f = new Filter(NULL, false, false); f.callableFn = fn; return f; }
+  get isCallable(): bool { return this.callableFn !== null; }
+}
+
+/** One callable filter of a handler: where it looks ("labels",
+ * "annotations", "value", "old", "new"), the key, and the function. */
+class Callback {
+  constructor(public where: string, public key: string, public fn: ValueFn) {}
 }
 export const PRESENT = new Filter(NULL, true, false);
 export const ABSENT = new Filter(NULL, false, true);
@@ -96,6 +121,7 @@ const RESOURCE_KINDS = ["create", "update", "delete", "resume", "field", "event"
 const ERROR_KINDS = ["create", "update", "delete", "resume", "field", "timer", "daemon", "index", "startup", "cleanup", "probe"];
 const OLD_NEW_KINDS = ["update", "field"];
 const WEBHOOK_KINDS = ["validate", "mutate"];
+const SELECTING_KINDS = ["create", "update", "delete", "resume", "field", "event", "timer", "daemon", "index"];
 
 /** One handler's registration: Kopf's options as chained methods. An option
  * that does not fit the kind is a registration mistake, reported by the
@@ -109,7 +135,12 @@ export class Registration {
   hasResource: bool = false;
   fn: Handler;
   whenFn: When | null = null;
+  /** Callable label, annotation and value filters, in declaration order. */
+  callbacks: Array<Callback> = [];
   initialDelayFn: InitialDelay | null = null;
+  selectFn: Selector | null = null;
+  categoryS: string = "";
+  everything: bool = false;
   labels: Map<string, Filter> = new Map<string, Filter>();
   annotations: Map<string, Filter> = new Map<string, Filter>();
   fieldPath: string = "";
@@ -188,10 +219,33 @@ export class Registration {
     }
     return this;
   }
-  /** Filters on a label: Filter.str("x"), PRESENT or ABSENT. */
-  label(key: string, f: Filter): Registration { if (this.fits("labels", RESOURCE_KINDS) && this.metaOK(key, f)) this.labels.set(key, f); return this; }
+  /** Filters on a label: Filter.str("x"), PRESENT, ABSENT or
+   * Filter.callable(fn) (fn gets the label's value, NULL when absent). */
+  label(key: string, f: Filter): Registration { if (this.fits("labels", RESOURCE_KINDS) && this.metaOK(key, f)) this.addMeta("labels", this.labels, key, f); return this; }
   /** Filters on an annotation as label does. */
-  annotation(key: string, f: Filter): Registration { if (this.fits("annotations", RESOURCE_KINDS) && this.metaOK(key, f)) this.annotations.set(key, f); return this; }
+  annotation(key: string, f: Filter): Registration { if (this.fits("annotations", RESOURCE_KINDS) && this.metaOK(key, f)) this.addMeta("annotations", this.annotations, key, f); return this; }
+  private addMeta(where: string, m: Map<string, Filter>, key: string, f: Filter): void {
+    m.set(key, f);
+    if (f.isCallable) this.callbacks.push(new Callback(where, key, f.callableFn as ValueFn));
+  }
+  /** Serves every resource in a category (Kopf's category=, e.g. "all"),
+   * of the group and version when they are not "": pass "" as the plural. */
+  category(name: string): Registration {
+    if (this.fits("category", SELECTING_KINDS)) {
+      if (this.plural.length > 0 || this.everything) registry.problems.push("option category of handler " + this.id + ": pass \"\" as the plural with a category");
+      else this.categoryS = name;
+    }
+    return this;
+  }
+  /** Serves the resources fn takes (Kopf's callable selector): pass "" as
+   * the plural. The host asks at start and whenever a CRD comes or goes. */
+  selectResources(fn: Selector): Registration {
+    if (this.fits("selectResources", SELECTING_KINDS)) {
+      if (this.plural.length > 0 || this.everything) registry.problems.push("option selectResources of handler " + this.id + ": pass \"\" as the plural with a callable selector");
+      else this.selectFn = fn;
+    }
+    return this;
+  }
   /** Watches one field (mandatory for field handlers; the id becomes "id/field"). */
   field(path: string): Registration {
     if (this.fits("field", RESOURCE_KINDS)) {
@@ -200,21 +254,29 @@ export class Registration {
     }
     return this;
   }
-  value(f: Filter): Registration { if (this.fits("value", RESOURCE_KINDS) && this.valueOK("value", f)) this.valueF = f; return this; }
-  old(f: Filter): Registration { if (this.fits("old", OLD_NEW_KINDS) && this.valueOK("old", f)) this.oldF = f; return this; }
-  new(f: Filter): Registration { if (this.fits("new", OLD_NEW_KINDS) && this.valueOK("new", f)) this.newF = f; return this; }
+  /** Filters on the field's value: Filter.is(v), PRESENT, ABSENT or
+   * Filter.callable(fn); for changing handlers the old or the new value
+   * may match. */
+  value(f: Filter): Registration { if (this.fits("value", RESOURCE_KINDS) && this.valueOK("value", f)) { this.valueF = f; this.addValue("value", f); } return this; }
+  /** Filters on the field's old value (update and field handlers). */
+  old(f: Filter): Registration { if (this.fits("old", OLD_NEW_KINDS) && this.valueOK("old", f)) { this.oldF = f; this.addValue("old", f); } return this; }
+  /** Filters on the field's new value (update and field handlers). */
+  new(f: Filter): Registration { if (this.fits("new", OLD_NEW_KINDS) && this.valueOK("new", f)) { this.newF = f; this.addValue("new", f); } return this; }
+  private addValue(where: string, f: Filter): void {
+    if (f.isCallable) this.callbacks.push(new Callback(where, "", f.callableFn as ValueFn));
+  }
   /** A callback filter (Kopf's when=): the host asks the module before calling the handler. */
   when(fn: When): Registration { if (this.fits("when", RESOURCE_KINDS)) this.whenFn = fn; return this; }
 
   private metaOK(key: string, f: Filter): bool {
-    if (!f.present && !f.absent && f.value.kind != 3) {
-      registry.problems.push("option labels/annotations of handler " + this.id + ": the filter of " + quote(key) + " is not a string; use a string, PRESENT or ABSENT");
+    if (!f.present && !f.absent && !f.isCallable && f.value.kind != 3) {
+      registry.problems.push("option labels/annotations of handler " + this.id + ": the filter of " + quote(key) + " is not a string; use a string, PRESENT, ABSENT or Filter.callable");
       return false;
     }
     return true;
   }
   private valueOK(name: string, f: Filter): bool {
-    if (!f.present && !f.absent && f.value.isNull) {
+    if (!f.present && !f.absent && !f.isCallable && f.value.isNull) {
       registry.problems.push("option " + name + " of handler " + this.id + ": null value; use ABSENT for a missing field");
       return false;
     }
@@ -254,11 +316,18 @@ export function allowHosts(hosts: Array<string>): void {
   for (let i = 0; i < hosts.length; i++) registry.hosts.push(hosts[i]);
 }
 
+/** As the plural of a resource handler: every resource of the group and
+ * version given (or of the whole cluster when both are ""), Kopf's
+ * kopf.EVERYTHING. Only preferred versions unless the version is named,
+ * never Events; the host follows CRDs that come and go. */
+export const EVERYTHING = "kopf.EVERYTHING";
+
 function add(kind: string, group: string, version: string, plural: string, hasResource: bool, id: string, fn: Handler): Registration {
   const r = new Registration(kind, id, fn);
   r.group = group;
   r.version = version;
-  r.plural = plural;
+  if (plural == EVERYTHING) r.everything = true;
+  else r.plural = plural;
   r.hasResource = hasResource;
   registry.handlers.push(r);
   return r;
@@ -313,7 +382,8 @@ function strs(v: Array<string>): string {
 
 function filterJSON(f: Filter): string {
   const w = new W();
-  if (f.present) w.raw("present", "true");
+  if (f.isCallable) w.raw("callback", "true");
+  else if (f.present) w.raw("present", "true");
   else if (f.absent) w.raw("absent", "true");
   else w.value("value", f.value);
   return w.done();
@@ -330,7 +400,16 @@ function filtersJSON(m: Map<string, Filter>): string {
 function handlerJSON(h: Registration): string {
   const w = new W();
   w.str("id", h.id).str("kind", h.kind);
-  if (h.hasResource) w.raw("resource", new W().strOpt("group", h.group).strOpt("version", h.version).str("name", h.plural).done());
+  if (h.hasResource) {
+    w.raw("resource", new W().strOpt("group", h.group).strOpt("version", h.version).str("name", h.plural)
+      .strOpt("category", h.categoryS).boolOpt("everything", h.everything).boolOpt("callback", h.selectFn !== null).done());
+  }
+  w.raw("filters", handlerFiltersJSON(h));
+  w.raw("options", optionsJSON(h, true));
+  return w.done();
+}
+
+function handlerFiltersJSON(h: Registration): string {
   const f = new W();
   if (h.labels.size > 0) f.raw("labels", filtersJSON(h.labels));
   if (h.annotations.size > 0) f.raw("annotations", filtersJSON(h.annotations));
@@ -338,17 +417,19 @@ function handlerJSON(h: Registration): string {
   if (h.valueF !== null) f.raw("value", filterJSON(h.valueF as Filter));
   if (h.oldF !== null) f.raw("old", filterJSON(h.oldF as Filter));
   if (h.newF !== null) f.raw("new", filterJSON(h.newF as Filter));
-  f.boolOpt("when", h.whenFn !== null);
-  w.raw("filters", f.done());
+  f.boolOpt("when", h.whenFn !== null || h.callbacks.length > 0);
+  return f.done();
+}
+
+function optionsJSON(h: Registration, withParam: bool): string {
   const o = new W();
   o.strOpt("errors", h.errorsMode).numOpt("timeout", h.timeoutS).numOpt("retries", <f64>h.retriesN).numOpt("backoff", h.backoffS)
-    .valueOpt("param", h.paramV).boolOpt("optional", h.optionalB).boolOpt("deleted", h.deletedB)
+    .valueOpt("param", withParam ? h.paramV : NULL).boolOpt("optional", h.optionalB).boolOpt("deleted", h.deletedB)
     .numOpt("interval", h.intervalS).numOpt("initialDelay", h.initialDelayS).boolOpt("initialDelayCallback", h.initialDelayFn !== null).numOpt("idle", h.idleS).boolOpt("sharp", h.sharpB)
     .numOpt("cancellationBackoff", h.cancellationBackoffS).numOpt("cancellationTimeout", h.cancellationTimeoutS)
     .numOpt("cancellationPolling", h.cancellationPollingS).strsOpt("operations", h.operationsL).strOpt("subresource", h.subresourceS)
     .boolOpt("persistent", h.persistentB).boolOpt("sideEffects", h.sideEffectsB).boolOpt("ignoreFailures", h.ignoreFailuresB).strsOpt("versions", h.versionsL);
-  w.raw("options", o.done());
-  return w.done();
+  return o.done();
 }
 
 const ACTIVITIES = ["startup", "cleanup", "probe"];
@@ -356,11 +437,16 @@ const ACTIVITIES = ["startup", "cleanup", "probe"];
 const CHANGING_KINDS = ["create", "update", "delete", "resume", "field"];
 
 /** What is wrong with declaring handler number i under an id declared
- * before it, or "" (abi.Validate's rule): one function may be declared as
- * changing handlers (create, update, delete, resume, field) of several
- * kinds under one id, once per kind, as Kopf lets one function carry
- * several of its decorators; the entries share one progress record and the
- * host runs one of them per cause. Other kinds never share an id. */
+ * before it, or "" (abi.Validate's rule). As Kopf lets one function carry
+ * several of its decorators, one function may be declared under one id:
+ * - as changing handlers (create, update, delete, resume, field) of
+ *   several kinds, once per kind: one progress record, one call per cause
+ *   (the request's kind picks the entry);
+ * - under one changing or event kind for other resources (Kopf's
+ *   @kopf.on.update('pods') over @kopf.on.update('services')): the
+ *   request names only the id and the kind, so the entries must have the
+ *   same filters (the same callables) and options; the param may differ.
+ * Other kinds never share an id. */
 function sharedID(h: Registration, i: i32): string {
   let first: Registration | null = null;
   let sameKind = false;
@@ -368,18 +454,50 @@ function sharedID(h: Registration, i: i32): string {
     const b = registry.handlers[j];
     if (b.id != h.id) continue;
     if (first === null) first = b;
-    if (b.kind == h.kind) sameKind = true;
+    if (b.fn.index != h.fn.index) {
+      // Release builds keep no function names: say "two functions" then.
+      const which = b.fn.name.length > 0 && h.fn.name.length > 0 ? b.fn.name + " and for " + h.fn.name : "two different functions";
+      return "is declared twice, for " + which + ": give one of them an id of its own";
+    }
+    if (b.kind != h.kind) continue;
+    const problem = sameKindTwice(h, b);
+    if (problem.length > 0) return problem;
+    sameKind = true;
   }
-  if (first === null) return "";
-  const f = first as Registration;
-  if (!CHANGING_KINDS.includes(h.kind) || !CHANGING_KINDS.includes(f.kind)) {
+  if (first === null || sameKind) return "";
+  if (!CHANGING_KINDS.includes(h.kind) || !CHANGING_KINDS.includes((first as Registration).kind)) {
     return "is declared twice (only create, update, delete, resume and field handlers share an id)";
   }
-  if (f.fn.index != h.fn.index) {
-    return "is declared twice, for " + f.fn.name + " and for " + h.fn.name + ": give one of them an id of its own";
-  }
-  if (sameKind) return "is declared twice as a " + h.kind + " handler: give one of them an id of its own, or join their filters in one registration";
   return "";
+}
+
+/** What is wrong with h declared again as b's kind, or "". */
+function sameKindTwice(h: Registration, b: Registration): string {
+  const twice = "is declared twice as a " + h.kind + " handler: give one of them an id of its own, or join their filters in one registration";
+  if (!CHANGING_KINDS.includes(h.kind) && h.kind != "event") return twice;
+  if (resourceJSON(h) == resourceJSON(b)) return twice;
+  if (handlerFiltersJSON(h) != handlerFiltersJSON(b) || optionsJSON(h, false) != optionsJSON(b, false) || !sameCallables(h, b)) {
+    return "is declared twice as a " + h.kind + " handler with other filters or options: one function under several resources of one kind " +
+      "must have the same filters and options (param may differ); give one of them an id of its own";
+  }
+  return "";
+}
+
+function resourceJSON(h: Registration): string {
+  return new W().str("group", h.group).str("version", h.version).str("name", h.plural).str("category", h.categoryS)
+    .boolOpt("everything", h.everything).boolOpt("callback", h.selectFn !== null).done();
+}
+
+/** Whether two registrations have the same callable filters and when. */
+function sameCallables(h: Registration, b: Registration): bool {
+  const hw = h.whenFn, bw = b.whenFn;
+  if ((hw === null) != (bw === null)) return false;
+  if (hw !== null && bw !== null && (hw as When).index != (bw as When).index) return false;
+  if (h.callbacks.length != b.callbacks.length) return false;
+  for (let i = 0; i < h.callbacks.length; i++) {
+    if (h.callbacks[i].fn.index != b.callbacks[i].fn.index) return false;
+  }
+  return true;
 }
 
 /** Registration mistakes and manifest problems (abi.Validate's). */
@@ -394,7 +512,12 @@ export function problems(): Array<string> {
       const problem = sharedID(h, i);
       if (problem.length > 0) p.push(where + " " + problem);
     }
-    if (!ACTIVITIES.includes(h.kind) && h.plural.length == 0) p.push(where + " has no resource");
+    if (!ACTIVITIES.includes(h.kind)) {
+      const named = (h.plural.length > 0 ? 1 : 0) + (h.categoryS.length > 0 ? 1 : 0) + (h.everything ? 1 : 0) + (h.selectFn !== null ? 1 : 0);
+      if (named == 0) p.push(where + " has no resource");
+      else if (named > 1) p.push(where + " must name one of its resource, a category or everything, or select with a callback");
+      else if (h.kind == "convert" && h.plural.length == 0) p.push(where + " is a convert handler; it must name its custom resource");
+    }
     if (h.initialDelayFn !== null && h.initialDelayS > 0) p.push(where + " sets both initialDelay and initialDelayCallback; keep one");
     if (h.kind == "field" && h.fieldPath.length == 0) p.push(where + " is a field handler without a field");
     if (h.fieldPath.length == 0 && (h.valueF !== null || h.oldF !== null || h.newF !== null)) p.push(where + " filters on value/old/new without a field");
@@ -437,6 +560,103 @@ export function manifestJSON(): string {
     .raw("handlers", "[" + hs.join(",") + "]").raw("permissions", perms.done()).done();
 }
 
+// ---- sub-handlers ----
+
+/** A sub-handler's registration (Context.subhandler): Kopf's error
+ * options, param, and the filters on labels, annotations and when, as
+ * chained methods. */
+export class Subhandler {
+  problem: string = "";
+  paramV: Value = NULL;
+  errorsMode: string = "";
+  retriesN: i32 = 0;
+  timeoutS: f64 = 0;
+  backoffS: f64 = 0;
+  labels: Map<string, Filter> = new Map<string, Filter>();
+  annotations: Map<string, Filter> = new Map<string, Filter>();
+  callbacks: Array<Callback> = [];
+  whenFn: When | null = null;
+  constructor(public id: string, public fn: Handler) {}
+  param(v: Value): Subhandler { this.paramV = v; return this; }
+  errors(mode: string): Subhandler { this.errorsMode = mode; return this; }
+  retries(n: i32): Subhandler { this.retriesN = n; return this; }
+  timeout(seconds: f64): Subhandler { this.timeoutS = seconds; return this; }
+  backoff(seconds: f64): Subhandler { this.backoffS = seconds; return this; }
+  /** Filters on a label: Filter.str("x"), PRESENT, ABSENT or Filter.callable(fn). */
+  label(key: string, f: Filter): Subhandler { return this.meta("labels", this.labels, key, f); }
+  /** Filters on an annotation as label does. */
+  annotation(key: string, f: Filter): Subhandler { return this.meta("annotations", this.annotations, key, f); }
+  /** A callback filter (Kopf's when=), evaluated last. */
+  when(fn: When): Subhandler { this.whenFn = fn; return this; }
+  private meta(where: string, m: Map<string, Filter>, key: string, f: Filter): Subhandler {
+    m.set(key, f);
+    if (f.isCallable) this.callbacks.push(new Callback(where, key, f.callableFn as ValueFn));
+    return this;
+  }
+  optionsJSON(): string {
+    return new W().strOpt("errors", this.errorsMode).numOpt("timeout", this.timeoutS).numOpt("retries", <f64>this.retriesN)
+      .numOpt("backoff", this.backoffS).valueOpt("param", this.paramV).done();
+  }
+}
+
+/** The sub-handlers' state of one call, shared by the called handler's
+ * context and those of its sub-handlers of every depth: their progress
+ * from the request, and the registrations answered, in order. */
+export class Subtree {
+  states: Map<string, Value> = new Map<string, Value>();
+  ids: Set<string> = new Set<string>();
+  outcomes: Array<string> = [];
+}
+
+function subOutcomeJSON(id: string, parent: string, options: string, outcome: string, result: string): string {
+  const w = new W().str("id", id).str("parent", parent).raw("options", options);
+  if (outcome.length > 0) w.raw("outcome", outcome);
+  if (result.length > 0) w.raw("result", result);
+  return w.done();
+}
+
+/** Whether an outcome finishes a sub-handler, as the host's
+ * classification with its options would (a temporary error whose delay
+ * the guest does not know counts as unfinished). */
+function settled(r: Result, retry: i32, runtime: f64, s: Subhandler): bool {
+  if (r.status == "success" || r.status == "permanent") return true;
+  if (r.status == "error") {
+    if (s.errorsMode == ERRORS_IGNORED || s.errorsMode == ERRORS_PERMANENT) return true;
+    return (s.retriesN > 0 && retry + 1 >= s.retriesN) || (s.timeoutS > 0 && s.backoffS > 0 && runtime + s.backoffS >= s.timeoutS);
+  }
+  if (r.status == "temporary") {
+    if (s.retriesN > 0 && retry + 1 >= s.retriesN) return true;
+    return s.timeoutS > 0 && r.hasDelay && runtime + r.delay >= s.timeoutS;
+  }
+  return false;
+}
+
+// ---- resources ----
+
+/** A resource the cluster serves, as Kopf's kopf.Resource: what a
+ * callable selector (Registration.selectResources) sees. */
+export class ResourceInfo {
+  constructor(public raw: Value) {}
+  get group(): string { return this.raw.strAt("group"); }
+  get version(): string { return this.raw.strAt("version"); }
+  get plural(): string { return this.raw.strAt("plural"); }
+  get kind(): string { return this.raw.strAt("kind"); }
+  get singular(): string { return this.raw.strAt("singular"); }
+  get namespaced(): bool { return this.raw.get("namespaced").bool; }
+  /** Whether this is the group's preferred version. */
+  get preferred(): bool { return this.raw.get("preferred").bool; }
+  get shortNames(): Array<string> { return strings(this.raw.get("shortNames")); }
+  get categories(): Array<string> { return strings(this.raw.get("categories")); }
+  get subresources(): Array<string> { return strings(this.raw.get("subresources")); }
+  get verbs(): Array<string> { return strings(this.raw.get("verbs")); }
+}
+
+function strings(v: Value): Array<string> {
+  const out = new Array<string>();
+  for (let i = 0; i < v.arr.length; i++) out.push(v.arr[i].str);
+  return out;
+}
+
 // ---- the context ----
 
 /** Log levels. */
@@ -466,6 +686,8 @@ export function logLevelEnabled(level: string, host: string): bool {
 /** Event types. */
 export const EVENT_NORMAL = "Normal";
 export const EVENT_WARNING = "Warning";
+/** The type of Context.exception's Events (Kopf's kopf.exception). */
+export const EVENT_ERROR = "Error";
 
 /** A failed host request; code is an HTTP status, origin "host" or "cluster". */
 export class ApiError {
@@ -539,6 +761,16 @@ export class Context {
   private memoV: Value | null = null;
   private memoWas: string = "";
   private stopReasonS: string = "";
+  /** Whole indexes read from the host in this call, by id. */
+  private indexes: Map<string, Value> = new Map<string, Value>();
+  // Sub-handlers: those registered and not yet run, whether execute() ran,
+  // the call's shared state, the context of the handler the host called,
+  // and the sub-handler this context runs (null for the called handler).
+  private subs: Array<Subhandler> = [];
+  private executed: bool = false;
+  subtree: Subtree | null = null;
+  private root: Context | null = null;
+  private sub: Subhandler | null = null;
 
   constructor(req: Value) { this.req = req; }
 
@@ -549,6 +781,8 @@ export class Context {
   /** The resolved resource ({group, version, plural, kind, namespaced}). */
   get resource(): Value { return this.req.get("resource"); }
   body(): Value { return this.req.get("body"); }
+  /** The object as a typed view (a class extending KubeObject). */
+  bodyAs<T extends KubeObject>(): T { return instantiate<T>(this.body()); }
   spec(): Value { return this.body().get("spec"); }
   meta(): Value { return this.body().get("metadata"); }
   status(): Value { return this.body().get("status"); }
@@ -566,6 +800,10 @@ export class Context {
   get retry(): i32 { return <i32>this.req.get("retry").num; }
   /** RFC 3339, as the host sent it. */
   get started(): string { return this.req.strAt("started"); }
+  /** When the host stops this call (RFC 3339, as the host sent it): its
+   * start plus wasm.callTimeout, or sooner; "" when there is no limit
+   * (daemons). */
+  get deadline(): string { return this.req.strAt("deadline"); }
   /** Seconds since the first attempt. */
   get runtime(): f64 { return this.req.get("runtime").num; }
   param(): Value { return this.req.get("param"); }
@@ -578,11 +816,31 @@ export class Context {
   conversion(): Value { return this.req.get("conversion"); }
   /** The "group/version" a convert handler converts to ("" for other kinds). */
   get desiredAPIVersion(): string { return this.conversion().strAt("desiredAPIVersion"); }
-  /** An index's values at the time of the call: key to list of values. */
-  index(id: string): Value { return this.req.get("indices").get(id); }
+  /** An index of the module (by its index handler's id) at the time of the
+   * call: an object from key to the list of values; NULL when the module
+   * has no such index. The host carries small indexes in every request; a
+   * large one (above its execution.indexInline setting) comes as null, and
+   * this reads it whole from the host, once per call (an empty object and
+   * ctx.lastError when the host fails). indexLookup reads one key at the
+   * same cost whatever the index's size. */
+  index(id: string): Value {
+    const all = this.req.get("indices");
+    if (!all.has(id)) return NULL;
+    const v = all.get(id);
+    if (!v.isNull) return v;
+    if (this.indexes.has(id)) return this.indexes.get(id);
+    const reply = Value.parse(hostCall("index_lookup", new W().str("index", id).raw("key", "null").raw("all", "true").done()));
+    this.lastError = apiError("index " + id, reply);
+    let idx = Value.object();
+    if (this.lastError !== null) this.error("kopf: the index could not be read from the host", fields().setStr("index", id).setStr("error", (this.lastError as ApiError).toString()));
+    else if ((reply as Value).get("index").isObject) idx = (reply as Value).get("index");
+    this.indexes.set(id, idx);
+    return idx;
+  }
 
   /** The object's memo: changes are kept for the object's next calls. */
   memo(): Value {
+    if (this.root !== null) return (this.root as Context).memo();
     if (this.memoV === null) {
       const m = this.req.get("memo");
       const v = m.isObject ? m : Value.object();
@@ -603,6 +861,13 @@ export class Context {
   log(level: string, message: string, fields: Value = NULL): void {
     if (!logLevelEnabled(level, this.req.strAt("logLevel"))) return;
     const w = new W().str("level", level).str("message", message);
+    if (this.sub !== null) {
+      // The host names the called handler; the field names the sub-handler.
+      const f = Value.object();
+      const keys = fields.keys();
+      for (let i = 0; i < keys.length; i++) f.set(keys[i], fields.get(keys[i]));
+      fields = f.setStr("subhandler", this.handler);
+    }
     if (fields.isObject && fields.length > 0) w.value("fields", fields);
     hostCall("log", w.done());
   }
@@ -638,6 +903,20 @@ export class Context {
     return first;
   }
 
+  /** Posts a Normal Event about objs, Kopf's kopf.info. */
+  infoAbout(objs: Array<Value>, reason: string, message: string): ApiError | null { return this.postEventAbout(objs, EVENT_NORMAL, reason, message); }
+  /** Posts a Warning Event about objs, Kopf's kopf.warn. */
+  warnAbout(objs: Array<Value>, reason: string, message: string): ApiError | null { return this.postEventAbout(objs, EVENT_WARNING, reason, message); }
+  /** Posts an Error Event about objs, Kopf's kopf.exception (none when
+   * objs is empty; [ctx.body()] names the handled object). AssemblyScript
+   * has no exceptions: err is the error's text, appended to the message;
+   * the reason defaults to "Error". */
+  exception(objs: Array<Value>, reason: string, message: string, err: string = ""): ApiError | null {
+    if (reason.length == 0) reason = "Error";
+    if (err.length > 0) message = (message + " " + err).trim();
+    return this.postEventAbout(objs, EVENT_ERROR, reason, message);
+  }
+
   /** The values under key in the index of handler `index` (lastError on failure). */
   indexLookup(index: string, key: Value): Array<Value> {
     const reply = Value.parse(hostCall("index_lookup", new W().str("index", index).value("key", key).done()));
@@ -660,8 +939,113 @@ export class Context {
   /** Why the daemon is asked to stop ("deleted", "exiting", ...). */
   get stopReason(): string { return this.stopReasonS; }
 
-  /** Adopts child by the object being handled (Kopf's kopf.adopt). */
-  adopt(child: Value): void { adopt(child, this.body()); }
+  /** Adopts child by the object being handled (Kopf's kopf.adopt with owner=None). */
+  adopt(child: Value, opts: Hierarchy = DEFAULT_HIERARCHY): void { adopt(child, this.body(), opts); }
+
+  // ---- sub-handlers (Kopf's @kopf.subhandler and kopf.execute()) ----
+
+  /** Registers a sub-handler of the running changing handler (Kopf's
+   * @kopf.subhandler): fn runs under the id "<handler id>/<id>" with its
+   * own progress, retries and result (status["<handler>/<id>"]). The
+   * registration takes the options param, errors, retries, timeout,
+   * backoff and the filters label, annotation and when (a sub-handler they
+   * filter out is not run and not waited for). Registered sub-handlers run
+   * when the handler returns ok, or earlier with execute(). The host calls
+   * the handler again in every cycle until all are finished: register the
+   * same ones in every call; finished ones are not run again. Sub-handlers
+   * share the handler's patch and memo, and may register their own. */
+  subhandler(id: string, fn: Handler): Subhandler {
+    const s = new Subhandler(this.handler + "/" + id, fn);
+    if (id.length == 0) {
+      s.problem = "the sub-handler has no id; give it one (AssemblyScript functions have no names at run time)";
+    } else if (!CHANGING_KINDS.includes(this.kind)) {
+      s.problem = "sub-handlers of " + this.kind + " handlers are not supported (only of changing handlers, as in Kopf)";
+    }
+    this.subs.push(s);
+    return s;
+  }
+
+  /** Runs the sub-handlers registered so far (Kopf's kopf.execute()):
+   * null once they are all finished, else the outcome to return while some
+   * are not (Kopf's HandlerChildrenRetry, not a failure):
+   *   const pending = ctx.execute(); if (pending !== null) return pending;
+   * Once a handler called it, sub-handlers it registers later run only by
+   * another execute(), as Kopf's explicit execute() replaces the implicit
+   * one. */
+  execute(): Result | null {
+    this.executed = true;
+    let pending = false;
+    const subs = this.subs;
+    this.subs = [];
+    for (let i = 0; i < subs.length; i++) if (!this.runSub(subs[i])) pending = true;
+    return pending ? failed("children", "") : null;
+  }
+
+  /** Runs the sub-handlers the handler registered and did not execute
+   * itself, once it returned ok; the handler's outcome, or "children". */
+  finishSubhandlers(r: Result): Result {
+    if (!r.ok || this.subs.length == 0 || this.executed) return r;
+    const pending = this.execute();
+    return pending !== null ? pending as Result : r;
+  }
+
+  private tree(): Subtree {
+    if (this.subtree === null) {
+      const t = new Subtree();
+      const states = this.req.get("subhandlers").arr;
+      for (let i = 0; i < states.length; i++) t.states.set(states[i].strAt("id"), states[i]);
+      this.subtree = t;
+    }
+    return this.subtree as Subtree;
+  }
+
+  /** Runs one sub-handler if it is due; says whether it is finished (as
+   * far as the guest can tell; the host decides). */
+  private runSub(s: Subhandler): bool {
+    const t = this.tree();
+    if (t.ids.has(s.id)) return true; // registered twice: the first registration counts
+    const known = t.states.has(s.id);
+    const st = known ? t.states.get(s.id) : Value.object();
+    const root = this.root !== null ? this.root as Context : this;
+    // The sub-handler's request: the parent's, with its own id, progress and param.
+    const req = Value.object();
+    const keys = this.req.keys();
+    for (let i = 0; i < keys.length; i++) req.set(keys[i], this.req.get(keys[i]));
+    req.setStr("handler", s.id).set("retry", Value.num(st.get("retry").num)).setNum("runtime", st.get("runtime").num);
+    if (st.strAt("started").length > 0) req.setStr("started", st.strAt("started"));
+    if (s.paramV.isNull) req.delete("param"); else req.set("param", s.paramV);
+    req.delete("subhandlers");
+    const child = new Context(req);
+    child.patch = root.patch;
+    child.root = root;
+    child.subtree = t;
+    child.sub = s;
+    if (s.problem.length == 0 && !(metaMatch(s.labels, child.labels()) && metaMatch(s.annotations, child.annotations()) &&
+        filtersMatch("", "", s.callbacks, s.whenFn, child))) {
+      return true; // filtered out: not run, not waited for
+    }
+    t.ids.add(s.id);
+    const at = t.outcomes.length;
+    const parent = this.handler, options = s.optionsJSON();
+    t.outcomes.push(subOutcomeJSON(s.id, parent, options, "", ""));
+    if (known && st.get("finished").bool) return true;
+    if (known && st.get("sleeping").bool) return false;
+    if (s.problem.length > 0) {
+      t.outcomes[at] = subOutcomeJSON(s.id, parent, options, outcomeJSON(permanent(s.problem)), "");
+      return true;
+    }
+    const retry = <i32>st.get("retry").num, runtime = st.get("runtime").num;
+    if ((s.timeoutS > 0 && runtime >= s.timeoutS) || (s.retriesN > 0 && retry >= s.retriesN)) return true; // used up: the host fails it
+    let r = child.finishSubhandlers(s.fn(child));
+    encodeError = "";
+    let result = r.ok && !r.value.isNull ? r.value.toJSON() : "";
+    if (encodeError.length > 0) {
+      r = arbitrary("kopf: encode the result of " + s.id + ": " + encodeError);
+      result = "";
+    }
+    t.outcomes[at] = subOutcomeJSON(s.id, parent, options, outcomeJSON(r), result);
+    return settled(r, retry, runtime, s);
+  }
 
   /** A Kubernetes client for a resource within the module's permissions. */
   client(group: string, version: string, resource: string): Client { return new Client(this, group, version, resource); }
@@ -678,6 +1062,15 @@ export class Client {
   subresource(s: string): Client { this.sub = s; return this; }
   fieldManager(m: string): Client { this.manager = m; return this; }
   get(name: string): Value { return this.request("get", name, null, "", "", "", "", false); }
+  /** get as a typed view (NULL inside when it failed: see lastError). */
+  getAs<T extends Typed>(name: string): T { return instantiate<T>(this.get(name)); }
+  /** list as typed views. */
+  listAs<T extends Typed>(labelSelector: string = "", fieldSelector: string = ""): Array<T> {
+    const items = this.list(labelSelector, fieldSelector);
+    const out = new Array<T>();
+    for (let i = 0; i < items.length; i++) out.push(instantiate<T>(items[i]));
+    return out;
+  }
   list(labelSelector: string = "", fieldSelector: string = ""): Array<Value> {
     return this.request("list", "", null, labelSelector, fieldSelector, "", "", false).get("items").arr;
   }
@@ -712,9 +1105,8 @@ export class Client {
   }
 }
 
-// ---- hierarchies (Kopf's kopf.adopt and friends) ----
+// ---- index keys ----
 
-/** A controller owner reference to owner, with blockOwnerDeletion. */
 /** Kopf's tuple key, {(namespace, name): value}, for an index handler's
  * result: the compact JSON text of the array of parts. JSON object keys are
  * strings, so a tuple key travels as the text of its array; the host matches
@@ -723,54 +1115,17 @@ export class Client {
  * indexKey(parts), and ctx.index(index) holds them under that string. */
 export function indexKey(parts: Array<Value>): string { return Value.array(parts).toJSON(); }
 
-export function ownerReference(owner: Value): Value {
-  return Value.object().setStr("apiVersion", owner.strAt("apiVersion")).setStr("kind", owner.strAt("kind"))
-    .setStr("name", owner.strAt("metadata.name")).setStr("uid", owner.strAt("metadata.uid"))
-    .setBool("controller", true).setBool("blockOwnerDeletion", true);
-}
-/** Adds an owner reference to owner unless one with its uid is there. */
-export function appendOwnerReference(child: Value, owner: Value): void {
-  const ref = ownerReference(owner);
-  const meta = child.entryObject("metadata");
-  let refs = meta.get("ownerReferences");
-  if (refs.kind != 4) { refs = Value.array(); meta.set("ownerReferences", refs); }
-  for (let i = 0; i < refs.arr.length; i++) if (refs.arr[i].strAt("uid") == ref.strAt("uid")) return;
-  refs.arr.push(ref);
-}
-/** Adds labels to the child, keeping the values it already has. */
-export function label(child: Value, labels: Value): void {
-  if (labels.length == 0) return;
-  const dst = child.entryObject("metadata").entryObject("labels");
-  const keys = labels.keys();
-  for (let i = 0; i < keys.length; i++) if (!dst.has(keys[i])) dst.set(keys[i], labels.get(keys[i]));
-}
-/** metadata.generateName "<name>-" unless the child has a name or generateName. */
-export function harmonize(child: Value, name: string): void {
-  const meta = child.entryObject("metadata");
-  if (name.length == 0 || meta.has("name") || meta.has("generateName")) return;
-  meta.setStr("generateName", name + "-");
-}
-/** Puts the child into namespace unless it has one. */
-export function adjustNamespace(child: Value, namespace: string): void {
-  const meta = child.entryObject("metadata");
-  if (namespace.length == 0 || meta.has("namespace")) return;
-  meta.setStr("namespace", namespace);
-}
-/** Makes child a child of owner: owner reference, namespace, labels, generateName. */
-export function adopt(child: Value, owner: Value): void {
-  appendOwnerReference(child, owner);
-  adjustNamespace(child, owner.strAt("metadata.namespace"));
-  label(child, owner.get("metadata").get("labels"));
-  harmonize(child, owner.strAt("metadata.name"));
-}
-
 // ---- dispatch and the entry points ----
 
-function responseJSON(r: Result, ctx: Context | null, webhook: bool, matched: i32): string {
+function outcomeJSON(r: Result): string {
   const o = new W().str("status", r.status).strOpt("message", r.message);
   if (r.hasDelay) o.num("delay", r.delay);
   if (r.code != 0) o.num("code", <f64>r.code);
-  const w = new W().raw("outcome", o.done());
+  return o.done();
+}
+
+function responseJSON(r: Result, ctx: Context | null, webhook: bool, matched: i32): string {
+  const w = new W().raw("outcome", outcomeJSON(r));
   if (r.ok) w.valueOpt("result", r.value);
   if (ctx !== null) {
     const c = ctx as Context;
@@ -785,7 +1140,49 @@ function responseJSON(r: Result, ctx: Context | null, webhook: bool, matched: i3
     }
   }
   if (matched >= 0) w.raw("matched", matched == 1 ? "true" : "false");
+  if (ctx !== null) {
+    const t = (ctx as Context).subtree;
+    if (t !== null && (t as Subtree).outcomes.length > 0) w.raw("subhandlers", "[" + (t as Subtree).outcomes.join(",") + "]");
+  }
   return w.done();
+}
+
+/** Whether the callable filters (in declaration order) and when (last)
+ * match, as the host asks with call "when". */
+function filtersMatch(kind: string, field: string, callbacks: Array<Callback>, when: When | null, ctx: Context): bool {
+  for (let i = 0; i < callbacks.length; i++) {
+    if (!runCallback(kind, field, callbacks[i], ctx)) return false;
+  }
+  return when === null || (when as When)(ctx);
+}
+
+/** One callable filter, as Kopf calls it: a label's or annotation's value
+ * (NULL when absent); a field's value from the new and the old object for
+ * changing handlers (either may match), from the body otherwise; the old
+ * or the new value for old and new filters. */
+function runCallback(kind: string, field: string, cb: Callback, ctx: Context): bool {
+  if (cb.where == "labels" || cb.where == "annotations") return cb.fn(ctx.meta().get(cb.where).get(cb.key), ctx);
+  if (cb.where == "old") return cb.fn(ctx.old().path(field), ctx);
+  if (cb.where == "new") return cb.fn(ctx.new().path(field), ctx);
+  if (CHANGING_KINDS.includes(kind) && (ctx.req.has("old") || ctx.req.has("new"))) {
+    return cb.fn(ctx.new().path(field), ctx) || cb.fn(ctx.old().path(field), ctx);
+  }
+  return cb.fn(ctx.body().path(field), ctx);
+}
+
+/** Whether label or annotation filters match the values (callables pass
+ * here and run with when). */
+function metaMatch(filters: Map<string, Filter>, values: Value): bool {
+  const keys = filters.keys();
+  for (let i = 0; i < keys.length; i++) {
+    const f = filters.get(keys[i]);
+    if (f.isCallable) continue;
+    const found = values.has(keys[i]);
+    if (f.absent && found) return false;
+    if (f.present && !found) return false;
+    if (!f.absent && !f.present && (!found || values.get(keys[i]).str != f.value.str || values.get(keys[i]).kind != 3)) return false;
+  }
+  return true;
 }
 
 /** The handle export's work: request JSON in, response JSON out; "" with
@@ -815,9 +1212,16 @@ export function handleJSON(request: string): string {
   const reg = h as Registration;
   const ctx = new Context(req);
   if (req.strAt("call") == "when") {
-    const w = reg.whenFn;
-    const matched = w === null ? true : (w as When)(ctx);
-    return responseJSON(ok(), null, false, matched ? 1 : 0);
+    return responseJSON(ok(), null, false, filtersMatch(reg.kind, reg.fieldPath, reg.callbacks, reg.whenFn, ctx) ? 1 : 0);
+  }
+  if (req.strAt("call") == "select") {
+    // Kopf's callable selector: one boolean per resource is the result.
+    const sel = reg.selectFn;
+    if (sel === null) return responseJSON(arbitrary("handler " + id + " has no callable selector"), null, false, -1);
+    const picked = Value.array();
+    const resources = ctx.body().arr;
+    for (let i = 0; i < resources.length; i++) picked.push(Value.bool((sel as Selector)(new ResourceInfo(resources[i]))));
+    return responseJSON(ok(picked), null, false, -1);
   }
   if (req.strAt("call") == "initialDelay") {
     // Kopf's callable initial_delay: the seconds are the result.
@@ -826,7 +1230,7 @@ export function handleJSON(request: string): string {
     return responseJSON(ok(Value.num((d as InitialDelay)(ctx))), null, false, -1);
   }
   const fn = reg.fn;
-  const r = fn(ctx);
+  const r = ctx.finishSubhandlers(fn(ctx));
   encodeError = "";
   let out = responseJSON(r, ctx, reg.kind == "validate" || reg.kind == "mutate", -1);
   if (encodeError.length > 0) {

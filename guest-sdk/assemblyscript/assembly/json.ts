@@ -69,6 +69,25 @@ export class Value {
   get str(): string { return this.kind == Kind.String ? this.s : ""; }
   /** The string at a dotted path, or "". */
   strAt(path: string): string { return this.path(path).str; }
+  /** The number at a dotted path, or 0. */
+  numAt(path: string): f64 { return this.path(path).num; }
+  /** The number at a dotted path as an integer (truncated), or 0. */
+  intAt(path: string): i64 { const n = this.path(path).num; return isFinite(n) ? <i64>n : 0; }
+  /** The bool at a dotted path, or false. */
+  boolAt(path: string): bool { return this.path(path).bool; }
+  /** The array's items at a dotted path, or an empty list. */
+  listAt(path: string): Array<Value> { const v = this.path(path); return v.kind == Kind.Array ? v.arr : []; }
+  /** Whether a dotted path names a member (null counts). */
+  hasPath(path: string): bool {
+    const keys = path.split(".");
+    let v: Value = this;
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i].length == 0) continue;
+      if (!v.has(keys[i])) return false;
+      v = v.get(keys[i]);
+    }
+    return true;
+  }
   /** The number, or 0. */
   get num(): f64 { return this.kind == Kind.Number ? this.n : 0; }
   /** The bool, or false. */

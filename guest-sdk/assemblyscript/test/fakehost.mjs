@@ -6,6 +6,10 @@
 // applies the handlers' filters as the host does (run refuses a call the
 // host would not make; whyNot says why, in the host's words). The filters
 // follow the table the host and every SDK share, abi/testdata/filters.json.
+// It also serves the module's indexes (indices, carried in requests up to
+// indexInline bytes, else as null and read whole with index_lookup's all),
+// outbound HTTP to the manifest's hosts (answered by this.http), and
+// sub-handlers' cycles (runCycles plays the host's calls of a parent).
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -24,6 +28,11 @@ export class FakeHost {
     this.stopReason = "";
     this.serial = 0;
     this.force = false; // run calls handlers the host would not call
+    this.indices = {}; // index id -> {key: [values]}, as the host keeps them
+    this.indexInline = Infinity; // larger indexes go as null in requests, as execution.indexInline
+    this.http = null; // (request {url, method, headers}, body string|null) -> {status, headers, body}
+    this.httpStatus = 0;
+    this.httpHeaders = null;
     const k = this;
     const block = (off) => {
       const b = k.blocks.get(Number(off));
@@ -47,6 +56,17 @@ export class FakeHost {
         store_u8: (off, v) => { k.at(off, 1)[0] = v; },
         store_u64: (off, v) => { const b = k.at(off, 8); new DataView(b.buffer, b.byteOffset, 8).setBigUint64(0, v, true); },
         error_set: (off) => { k.error = dec.decode(block(off)); },
+        http_request: (reqOff, bodyOff) => {
+          const request = JSON.parse(dec.decode(block(reqOff)));
+          const body = bodyOff ? dec.decode(block(bodyOff)) : null;
+          k.calls.push({ func: "http_request", request: JSON.stringify(request), body });
+          const res = k.httpRequest(request, body);
+          k.httpStatus = res.status;
+          k.httpHeaders = res.headers || {};
+          return BigInt(k.write(enc.encode(res.body || "")));
+        },
+        http_status_code: () => k.httpStatus,
+        http_headers: () => (k.httpHeaders === null ? 0n : BigInt(k.write(enc.encode(JSON.stringify(k.httpHeaders))))),
       },
       "kopf:host/v1": {
         input_read: (ptr, n) => { const c = Math.min(n, k.input.length); k.mem().set(k.input.subarray(0, c), ptr); return c; },
@@ -104,11 +124,17 @@ export class FakeHost {
     return h;
   }
 
-  /** The request the host would send to handler id (a subset of kopftest's). */
-  request(id, obj, old) {
+  /** The request the host would send to handler id (a subset of
+   * kopftest's); filter: a callback filter's request, whose old and new
+   * are the whole essences (not narrowed to the field). */
+  request(id, obj, old, filter = false) {
     const spec = this.spec(id);
     const req = { handler: id, kind: spec.kind, retry: 0, started: "2026-01-01T00:00:00Z" };
     if (spec.options.param !== undefined) req.param = spec.options.param;
+    if (Object.keys(this.indices).length) {
+      req.indices = {};
+      for (const [name, index] of Object.entries(this.indices)) req.indices[name] = JSON.stringify(index).length > this.indexInline ? null : index;
+    }
     if (["startup", "cleanup", "probe"].includes(spec.kind)) { req.activity = spec.kind; return req; }
     obj = obj || old;
     const meta = obj.metadata || {};
@@ -119,7 +145,7 @@ export class FakeHost {
     if (["create", "update", "delete", "resume", "field"].includes(spec.kind)) {
       req.reason = spec.kind === "field" ? (old ? "update" : "create") : spec.kind;
       let before = old ? essence(old, spec.filters.field) : undefined, after = essence(obj, spec.filters.field);
-      if (spec.filters.field) {
+      if (spec.filters.field && !filter) {
         before = fieldOf(before, spec.filters.field);
         after = fieldOf(after, spec.filters.field);
       }
@@ -159,7 +185,43 @@ export class FakeHost {
   }
   /** Asks the module's callable filters and when, as the host does. */
   matches(id, obj, old) {
-    return this.call({ ...this.request(id, obj, old), call: "when" }).response.matched === true;
+    return this.call({ ...this.request(id, obj, old, true), call: "when" }).response.matched === true;
+  }
+  /** Asks handler id's callable selector about resources (abi.ResourceInfo
+   * objects), as the host does: one boolean per resource. */
+  select(id, resources) {
+    return this.call({ handler: id, kind: this.spec(id).kind, retry: 0, call: "select", body: resources }).response.result;
+  }
+  /** Calls handler id cycle after cycle, as the host does while it has
+   * unfinished sub-handlers (outcome "children"), until it has none or max
+   * cycles passed; every cycle's response. Delays are not waited for. */
+  runCycles(id, obj, old, max = 10) {
+    let req = this.request(id, obj, old);
+    const out = [];
+    while (out.length < max) {
+      const res = this.call(req).response;
+      out.push(res);
+      if (res.outcome.status !== "children") break;
+      req = this.continue(req, res);
+    }
+    return out;
+  }
+  /** The request of the next cycle after res answered req, as the host
+   * builds it (kopftest's Continue): the sub-handlers' progress carried
+   * over, attempts counted, final outcomes finished. */
+  continue(req, res) {
+    const states = new Map((req.subhandlers || []).map((st) => [st.id, { ...st }]));
+    for (const s of res.subhandlers || []) {
+      const st = states.get(s.id) || { id: s.id, retry: 0, started: "2026-01-01T00:00:01Z" };
+      const o = s.options || {};
+      if (s.outcome && !st.finished) {
+        st.finished = finalOutcome(s.outcome, o, st.retry);
+        st.retry++;
+      } else if (!s.outcome && !st.finished && o.retries > 0 && st.retry >= o.retries) st.finished = true;
+      st.sleeping = false;
+      states.set(s.id, st);
+    }
+    return { ...req, subhandlers: [...states.values()], retry: req.retry + 1 };
   }
   /** Why the host would not call handler id for obj ("" when it would):
    * the declarative filters (declaredWhyNot), then the module's callable
@@ -177,7 +239,7 @@ export class FakeHost {
       case "log": return null;
       case "post_event": return "{}";
       case "kube_request": return this.kube(req);
-      case "index_lookup": return JSON.stringify({ values: [] });
+      case "index_lookup": return this.indexLookup(req);
       case "sleep_until_stopped": this.sleeps.push(req.seconds); return this.stopped();
       case "is_stopped": return this.stopped();
     }
@@ -235,6 +297,26 @@ export class FakeHost {
     return JSON.stringify({ error: { code: 405, reason: "MethodNotAllowed", message: "unknown verb " + req.verb, origin: "cluster" } });
   }
 
+  indexLookup(req) {
+    const index = this.indices[req.index];
+    if (!index) return JSON.stringify({ values: [], error: { code: 404, reason: "NotFound", message: `the module has no index ${JSON.stringify(req.index)}`, origin: "host" } });
+    if (req.all) return JSON.stringify({ values: [], index });
+    const key = req.key === null ? "null" : typeof req.key === "string" ? req.key : JSON.stringify(req.key);
+    return JSON.stringify({ values: index[key] || [] });
+  }
+
+  // Extism's http_request as the host serves it: a host the manifest does
+  // not declare fails the call.
+  httpRequest(request, body) {
+    const host = new URL(request.url).hostname;
+    const hosts = (this.manifest.permissions && this.manifest.permissions.hosts) || [];
+    if (!hosts.some((g) => g === host || globMatch(g, host))) {
+      throw new Error(`http_request: the request to ${request.url} is not allowed: declare its host with kopf.AllowHosts`);
+    }
+    if (!this.http) throw new Error(`http_request: the fake host has no http answer for ${request.url}: set host.http`);
+    return this.http(request, body);
+  }
+
   requests(fn) { return this.calls.filter((c) => c.func === fn).map((c) => JSON.parse(c.request)); }
   logs() { return this.requests("log"); }
   events() { return this.requests("post_event"); }
@@ -283,6 +365,20 @@ function essentialAnnotation(key, annotations) {
 }
 
 const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
+
+// Go's path.Match on host names: * and ? within the name.
+function globMatch(glob, s) {
+  const re = new RegExp("^" + glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]") + "$");
+  return re.test(s);
+}
+
+// Whether a sub-handler's outcome finishes it, as the host classifies it.
+function finalOutcome(o, opts, retry) {
+  if (o.status === "success" || o.status === "permanent") return true;
+  if (o.status === "error" && (opts.errors === "ignored" || opts.errors === "permanent")) return true;
+  if (o.status === "children") return false;
+  return opts.retries > 0 && retry + 1 >= opts.retries;
+}
 
 // [value, found] at a dotted path.
 function lookup(v, path) {

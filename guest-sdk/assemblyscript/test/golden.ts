@@ -135,3 +135,32 @@ export function test_api_error(): void {
   if (!e.alreadyExists || e.conflict || e.notFound) throw new Error("classification");
   eq(e.toString(), "kopf: create pods ns/x: x exists (409 AlreadyExists from the cluster)");
 }
+
+export function test_hierarchy_options(): void {
+  const owner = Value.parse("{\"apiVersion\":\"kopf.dev/v1\",\"kind\":\"KopfExample\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u1\",\"labels\":{\"team\":\"a\"}}}") as Value;
+  // forced and strict: the owner's name, namespace and labels win; nested templates get the labels.
+  const child = Value.parse("{\"metadata\":{\"generateName\":\"x-\",\"namespace\":\"other\",\"labels\":{\"team\":\"b\"}},\"spec\":{\"template\":{\"metadata\":{}}}}") as Value;
+  kopf.adopt(child, owner, kopf.hierarchy().forced().strict().nested(["spec.template", "spec.missing"]).controller(false).blockOwnerDeletion(false));
+  eq(child.toJSON(), "{\"metadata\":{\"labels\":{\"team\":\"a\"},\"name\":\"p\",\"namespace\":\"ns\",\"ownerReferences\":[{\"apiVersion\":\"kopf.dev/v1\",\"blockOwnerDeletion\":false,\"controller\":false,\"kind\":\"KopfExample\",\"name\":\"p\",\"uid\":\"u1\"}]},\"spec\":{\"template\":{\"metadata\":{\"labels\":{\"team\":\"a\"}}}}}");
+  // Not forced: what the child has stays.
+  const kept = Value.parse("{\"metadata\":{\"name\":\"mine\",\"namespace\":\"other\",\"labels\":{\"team\":\"b\"}}}") as Value;
+  kopf.adopt(kept, owner);
+  eq(kept.strAt("metadata.name") + " " + kept.strAt("metadata.namespace") + " " + kept.strAt("metadata.labels.team"), "mine other b");
+  kopf.removeOwnerReference(kept, owner);
+  eq(kept.get("metadata").get("ownerReferences").toJSON(), "[]");
+  kopf.removeOwnerReference(Value.object(), owner); // no metadata: nothing to do
+  eq(kopf.buildObjectReference(owner).toJSON(), "{\"apiVersion\":\"kopf.dev/v1\",\"kind\":\"KopfExample\",\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u1\"}");
+  eq(kopf.buildObjectReference(Value.parse("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}") as Value).toJSON(), "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"n\",\"uid\":\"\"}");
+  // harmonize without strict, forced: a generateName replaces the name.
+  const named = Value.parse("{\"metadata\":{\"name\":\"mine\"}}") as Value;
+  kopf.harmonize(named, "p", kopf.hierarchy().forced());
+  eq(named.toJSON(), "{\"metadata\":{\"generateName\":\"p-\"}}");
+}
+
+export function test_typed_getters(): void {
+  const v = Value.parse("{\"spec\":{\"n\":3.9,\"b\":true,\"l\":[1,2],\"z\":null},\"metadata\":{\"generation\":7,\"finalizers\":[\"a\"]}}") as Value;
+  eq(v.intAt("spec.n").toString() + " " + v.numAt("spec.n").toString() + " " + (v.boolAt("spec.b") ? "t" : "f") + " " + v.listAt("spec.l").length.toString(), "3 3.9 t 2");
+  eq((v.hasPath("spec.z") ? "y" : "n") + (v.hasPath("spec.q") ? "y" : "n") + (v.hasPath("spec.n.x") ? "y" : "n"), "ynn");
+  const o = kopf.view<kopf.KubeObject>(v);
+  eq(o.metadata.generation.toString() + " " + o.metadata.finalizers.join(",") + " " + o.metadata.label("none"), "7 a ");
+}

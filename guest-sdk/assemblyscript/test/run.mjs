@@ -247,7 +247,7 @@ test("one function under several kinds: the request's kind picks the entry", () 
 test("one function under several kinds: ids declared twice wrongly fail the manifest", () => {
   const mistakes = build(join(sdk, "test", "several_mistakes.ts"), "several_mistakes");
   assert.throws(() => new FakeHost(mistakes), (e) => {
-    for (const want of ['handler "two-functions" is declared twice, for ', 'handler "one-kind-twice" is declared twice as a create handler',
+    for (const want of ['handler "two-functions" is declared twice, for two different functions: give one of them an id of its own', 'handler "one-kind-twice" is declared twice as a create handler',
       'handler "daemon-too" is declared twice (only create, update, delete, resume and field handlers share an id)',
       'handler "both-delays" sets both initialDelay and initialDelayCallback', "option initialDelayFrom does not apply to create handlers (handler create-delayed)"]) {
       assert.ok(e.message.includes(want), `want ${want} in ${e.message}`);
@@ -276,6 +276,214 @@ test("callable initial delay: the manifest marks it; the host's call gets the se
   assert.equal(h.manifest.handlers[0].options.initialDelayCallback, true);
   const ex = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "a", namespace: "default" }, spec: { delay: 2.5 } };
   assert.deepEqual(h.call({ ...h.request("later", ex), call: "initialDelay" }).response, { outcome: { status: "success" }, result: 2.5 });
+});
+
+// Sub-handlers: the parent is called cycle after cycle until all are finished.
+const subs = build(join(sdk, "test", "subhandlers.ts"), "subhandlers");
+const subObj = (labels) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "s", namespace: "default", uid: "u1", labels }, spec: { field: "x" } });
+test("sub-handlers: run when the parent returns, with their own progress, until all are finished", () => {
+  const h = new FakeHost(subs);
+  const cycles = h.runCycles("create_fn", subObj({ skip: "yes", team: "a" }));
+  assert.equal(cycles.length, 2);
+  const [first, second] = cycles;
+  assert.deepEqual(first.outcome, { status: "children" });
+  assert.equal(first.result, undefined);
+  assert.deepEqual(first.subhandlers, [
+    { id: "create_fn/a", parent: "create_fn", options: {}, outcome: { status: "success" }, result: "sub a" },
+    { id: "create_fn/b", parent: "create_fn", options: { retries: 3, param: "p" }, outcome: { status: "temporary", message: "not yet", delay: 0 } },
+    { id: "create_fn/nested", parent: "create_fn", options: {}, outcome: { status: "success" } },
+    { id: "create_fn/nested/inner", parent: "create_fn/nested", options: {}, outcome: { status: "success" }, result: "sub a" },
+  ]);
+  // They share the parent's patch and memo; their log records name them.
+  assert.deepEqual(first.patch, { merge: { metadata: { labels: { a: "yes" } } } });
+  assert.deepEqual(first.memo, { a: 2 });
+  assert.deepEqual(h.logs().map((l) => l.fields), [{ subhandler: "create_fn/a" }, { subhandler: "create_fn/nested/inner" }]);
+  // The next cycle runs only the unfinished one, with its retry and param.
+  assert.deepEqual(second.outcome, { status: "success" });
+  assert.equal(second.result, "parent");
+  assert.deepEqual(second.subhandlers.map((s) => [s.id, s.outcome ? s.outcome.status : "-", s.result]), [
+    ["create_fn/a", "-", undefined], ["create_fn/b", "success", "sub b p"], ["create_fn/nested", "-", undefined],
+  ]);
+});
+test("sub-handlers: a label filter, callable or not, leaves one out unrun and unwaited", () => {
+  const h = new FakeHost(subs);
+  const ids = h.runCycles("create_fn", subObj({ team: "b" }))[0].subhandlers.map((s) => s.id);
+  assert.deepEqual(ids, ["create_fn/a", "create_fn/b", "create_fn/skipped", "create_fn/by_callable", "create_fn/nested", "create_fn/nested/inner"]);
+});
+test("sub-handlers: execute() returns the outcome to return while some are unfinished", () => {
+  const h = new FakeHost(subs);
+  const obj = subObj({});
+  const cycles = h.runCycles("explicit", obj, { ...obj, spec: { field: "old" } });
+  assert.deepEqual(cycles.map((c) => [c.outcome.status, c.result]), [["children", undefined], ["success", "after"]]);
+});
+test("sub-handlers: of a timer, a permanent outcome of their own; used-up retries are not called", () => {
+  const h = new FakeHost(subs);
+  const res = h.run("tick", subObj({})).response;
+  assert.deepEqual(res.outcome, { status: "success" });
+  assert.deepEqual(res.subhandlers, [
+    { id: "tick/x", parent: "tick", options: {}, outcome: { status: "permanent", message: "sub-handlers of timer handlers are not supported (only of changing handlers, as in Kopf)" } },
+    { id: "tick/", parent: "tick", options: {}, outcome: { status: "permanent", message: "the sub-handler has no id; give it one (AssemblyScript functions have no names at run time)" } },
+  ]);
+  const cycles = h.runCycles("used_up", subObj({}));
+  assert.deepEqual(cycles.map((c) => [c.outcome.status, c.subhandlers[0].outcome]), [["children", { status: "error", message: "broken" }], ["success", { status: "error", message: "broken" }]]);
+  // The host's record says its retries are used up: not called, not waited for (the host fails it).
+  const req = { ...h.request("used_up", subObj({})), subhandlers: [{ id: "used_up/failing", retry: 2, started: "2026-01-01T00:00:00Z" }] };
+  const res2 = h.call(req).response;
+  assert.deepEqual([res2.outcome, res2.subhandlers], [{ status: "success" }, [{ id: "used_up/failing", parent: "used_up", options: { retries: 2 } }]]);
+});
+
+// Callable filters, selectors, one function under several resources.
+const callables = build(join(sdk, "test", "callables.ts"), "callables");
+const sized = (name, size, labels, annotations) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name, namespace: "default", labels, annotations }, spec: { size } });
+test("callable filters: the manifest marks them, the module decides after the declarative ones", () => {
+  const h = new FakeHost(callables);
+  assert.deepEqual(h.spec("by_label").filters, { labels: { team: { callback: true } }, annotations: { note: { present: true } }, when: true });
+  assert.deepEqual(h.spec("by_value/spec.size").filters, { field: "spec.size", value: { callback: true }, when: true });
+  assert.deepEqual(h.spec("by_old_new/spec.size").filters, { field: "spec.size", old: { callback: true }, new: { callback: true }, when: true });
+  const note = { note: "x" };
+  assert.equal(h.whyNot("by_label", sized("a", 1, { team: "a", v: "2" }, note), sized("a", 1, { team: "a" }, note)), "");
+  assert.equal(h.whyNot("by_label", sized("a", 1, { team: "b", v: "2" }, note), sized("a", 1, { team: "b" }, note)),
+    "its callable labels filter on team (or its when filter, if it has one) returned false");
+  assert.equal(h.whyNot("by_label", sized("a", 1, { v: "2" }, note), sized("a", 1, {}, note)),
+    "its callable labels filter on team (or its when filter, if it has one) returned false");
+  assert.equal(h.whyNot("by_label", sized("a", 1, { team: "a", v: "2" }), sized("a", 1, { team: "a" })), "its annotations filter wants note present, the object has none");
+  // value: the new or the old value may match; old and new: each its own.
+  assert.equal(h.whyNot("by_value/spec.size", sized("a", 5), sized("a", 20)), "");
+  assert.equal(h.whyNot("by_value/spec.size", sized("a", 6), sized("a", 5)), "its callable value filter on spec.size (or its when filter, if it has one) returned false");
+  assert.equal(h.whyNot("by_old_new/spec.size", sized("a", 20), sized("a", 5)), "");
+  assert.equal(h.whyNot("by_old_new/spec.size", sized("a", 30), sized("a", 20)),
+    "one of its callable filters (old filter on spec.size, new filter on spec.size) or its when filter, if it has one, returned false");
+  assert.deepEqual(h.run("by_old_new/spec.size", sized("a", 20), sized("a", 5)).response.result, "called");
+  // Not a changing handler: the body's value, then when.
+  assert.equal(h.whyNot("event_value/spec.size", sized("a", 20)), "");
+  assert.equal(h.whyNot("event_value/spec.size", sized("b", 20)), "its callable value filter on spec.size (or its when filter, if it has one) returned false");
+  assert.equal(h.whyNot("event_value/spec.size", sized("a", 2)), "its callable value filter on spec.size (or its when filter, if it has one) returned false");
+});
+test("selectors: everything, a category, a callable", () => {
+  const h = new FakeHost(callables);
+  assert.deepEqual(h.spec("everything").resource, { name: "", everything: true });
+  assert.deepEqual(h.spec("category").resource, { name: "", category: "all" });
+  assert.deepEqual(h.spec("selected").resource, { group: "kopf.dev", name: "", callback: true });
+  assert.deepEqual(h.select("selected", [
+    { group: "kopf.dev", version: "v1", plural: "kopfexamples", categories: ["all"], namespaced: true, preferred: true },
+    { group: "kopf.dev", version: "v1", plural: "clusterthings", categories: ["all"] },
+    { version: "v1", plural: "pods", categories: ["all"], namespaced: true },
+  ]), [true, false, false]);
+  assert.deepEqual(h.call({ handler: "everything", kind: "create", retry: 0, call: "select", body: [] }).response.outcome,
+    { status: "error", message: "handler everything has no callable selector" });
+});
+test("one function under several resources of one kind: one id, the param tells them apart", () => {
+  const h = new FakeHost(callables);
+  const multi = h.manifest.handlers.filter((s) => s.id === "multi");
+  assert.deepEqual(multi.map((s) => [s.kind, s.resource.name, s.options.param]), [["update", "pods", "pods"], ["update", "services", "services"]]);
+  assert.deepEqual(h.manifest.handlers.filter((s) => s.id === "watch").map((s) => s.resource.name), ["pods", "configmaps"]);
+  const svc = { apiVersion: "v1", kind: "Service", metadata: { name: "s", namespace: "default", labels: { app: "web" } } };
+  assert.equal(h.call({ ...h.request("multi", svc), param: "services" }).response.result, "services");
+});
+test("selector and several-resource mistakes fail the manifest", () => {
+  const mistakes = build(join(sdk, "test", "part2_mistakes.ts"), "part2_mistakes");
+  assert.throws(() => new FakeHost(mistakes), (e) => {
+    for (const want of [
+      'handler "other-filters" is declared twice as a update handler with other filters or options: one function under several resources of one kind must have the same filters and options (param may differ)',
+      'handler "same-resource" is declared twice as a update handler: give one of them an id of its own',
+      'handler "tick" is declared twice as a timer handler', 'option category of handler category-named: pass "" as the plural with a category',
+      'handler "nothing" has no resource', 'handler "convert-everything" is a convert handler; it must name its custom resource',
+      "option category does not apply to validate handlers (handler validate-category)"]) {
+      assert.ok(e.message.includes(want), `want ${want} in ${e.message}`);
+    }
+    return true;
+  });
+});
+
+// A whole large index, outbound HTTP, Events of kopf.exception, typed access.
+const services = build(join(sdk, "test", "services.ts"), "services");
+const item = (name, field) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name, namespace: "default", uid: "u-" + name, labels: { team: "a" }, generation: 3 }, spec: { field, replicas: 2 }, status: { ready: true } });
+test("a large index is read whole from the host, once per call", () => {
+  const big = {};
+  for (let i = 0; i < 2000; i++) big["field-" + i] = ["name-" + i, "other-" + i];
+  for (const [limit, lookups] of [[Infinity, 0], [4096, 1]]) {
+    const h = new FakeHost(services);
+    h.indices = { by_field: big };
+    h.indexInline = limit;
+    const req = h.request("index_size");
+    assert.equal(req.indices.by_field === null, lookups === 1);
+    assert.deepEqual(h.call(req).response.result, { keys: 2000, values: 4000 }, `indexInline ${limit}`);
+    assert.deepEqual(h.requests("index_lookup"), lookups ? [{ index: "by_field", key: null, all: true }] : []);
+  }
+  // The host failing to read it: an empty index, and an error record.
+  const h = new FakeHost(services);
+  h.indices = { by_field: big };
+  h.indexInline = 10;
+  const req = h.request("index_size");
+  h.indices = {};
+  assert.deepEqual(h.call(req).response.result, { keys: 0, values: 0 });
+  assert.equal(h.logs()[0].message, "kopf: the index could not be read from the host");
+});
+test("outbound HTTP to a declared host; another fails the call", () => {
+  const h = new FakeHost(services);
+  assert.deepEqual(h.manifest.permissions.hosts, ["*.example.com"]);
+  h.http = (req, body) => ({ status: 201, headers: { "x-reply": "yes" }, body: JSON.stringify({ got: JSON.parse(body), guest: req.headers["X-Guest"], method: req.method }) });
+  assert.deepEqual(h.run("fetch", item("a", "x")).response.result, { status: 201, reply: "yes", body: { got: { name: "a" }, guest: "kopf", method: "POST" } });
+  assert.deepEqual(h.requests("http_request"), [{ url: "https://api.example.com/items", method: "POST", headers: { "Content-Type": "application/json", "X-Guest": "kopf" } }]);
+  assert.throws(() => h.run("fetch_other", item("a", "x")), /the request to https:\/\/evil.example.org\/ is not allowed: declare its host/);
+});
+test("Events: kopf.exception, info and warn about objects", () => {
+  const h = new FakeHost(services);
+  assert.deepEqual(h.run("exception", item("a", "x")).response.outcome, { status: "success" });
+  const about = { apiVersion: "kopf.dev/v1", kind: "KopfExample", name: "a", namespace: "default", uid: "u-a" };
+  assert.deepEqual(h.events(), [
+    { type: "Error", reason: "Error", message: "failed: boom", about },
+    { type: "Normal", reason: "Fine", message: "all good", about },
+    { type: "Warning", reason: "Careful", message: "watch out", about },
+  ]);
+});
+test("typed access: a class with typed getters over the object", () => {
+  const h = new FakeHost(services);
+  assert.deepEqual(h.run("typed", item("a", "x")).response.result, { field: "x", replicas: 2, ready: true, name: "a", team: "a", generation: 3, kind: "KopfExample" });
+});
+
+// examples/assemblyscript/allkinds (examples/allkinds.md): every kind but
+// convert, as the Go module; TestAllKinds runs it on the control plane.
+const allkinds = build(join(root, "examples", "assemblyscript", "allkinds", "assembly", "index.ts"), "allkinds");
+const akObj = (name, field, labels) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name, namespace: "default", uid: "u-" + name, labels }, spec: { field } });
+test("allkinds: the manifest has every kind but convert", () => {
+  assert.deepEqual(new FakeHost(allkinds).manifest.handlers.map((h) => [h.id, h.kind]), [
+    ["startup_fn", "startup"], ["cleanup_fn", "cleanup"], ["create_fn", "create"], ["update_fn", "update"], ["field_fn/spec.field", "field"],
+    ["delete_fn", "delete"], ["resume_fn", "resume"], ["event_fn", "event"], ["timer_fn", "timer"], ["daemon_fn", "daemon"],
+    ["by_field", "index"], ["index_size", "probe"], ["validate_fn", "validate"], ["mutate_fn", "mutate"],
+  ]);
+});
+test("allkinds: create_fn posts its Event and finishes its two sub-handlers in one call", () => {
+  const h = new FakeHost(allkinds);
+  const [res] = h.runCycles("create_fn", akObj("one", "a"));
+  assert.deepEqual(res.outcome, { status: "success" });
+  assert.deepEqual(res.subhandlers.map((s) => [s.id, s.result]), [["create_fn/a", "sub a"], ["create_fn/b", "sub b"]]);
+  assert.deepEqual(h.events(), [{ type: "Normal", reason: "AllKinds", message: "created" }]);
+});
+test("allkinds: update_fn's callable label filter, field_fn's old and new", () => {
+  const h = new FakeHost(allkinds);
+  assert.deepEqual(h.run("update_fn", akObj("one", "c"), akObj("one", "a")).response.result, { field: "c" });
+  assert.equal(h.whyNot("update_fn", akObj("one", "d", { skip: "yes" }), akObj("one", "c")), "its callable labels filter on skip (or its when filter, if it has one) returned false");
+  assert.deepEqual(h.run("field_fn/spec.field", akObj("one", "c"), akObj("one", "a")).response.result, { old: "a", new: "c" });
+  assert.deepEqual(h.run("field_fn/spec.field", akObj("one", "a")).response.result, { old: null, new: "a" });
+});
+test("allkinds: the timer patches once, the daemon waits to be stopped, the probe counts the index's keys", () => {
+  const h = new FakeHost(allkinds);
+  assert.deepEqual(h.run("timer_fn", akObj("one", "a")).response.patch, { merge: { status: { ticked: true } } });
+  assert.equal(h.run("timer_fn", { ...akObj("one", "a"), status: { ticked: true } }).response.patch, undefined);
+  h.stopAfter = 1;
+  h.run("daemon_fn", akObj("one", "a"));
+  assert.deepEqual(h.logs().map((l) => l.message), ["daemon started one", "daemon stopped one"]);
+  assert.deepEqual(h.run("by_field", akObj("one", "a")).response.result, { a: "one" });
+  h.indices = { by_field: { a: ["one"], b: ["two"] } };
+  h.indexInline = 0;
+  assert.equal(h.call(h.request("index_size")).response.result, 2);
+});
+test("allkinds: validate_fn refuses a forbidden field, mutate_fn labels", () => {
+  const h = new FakeHost(allkinds);
+  assert.deepEqual(h.run("validate_fn", akObj("bad", "forbidden")).response.admission, { allowed: false, code: 500, message: "field must not be forbidden" });
+  assert.deepEqual(h.run("validate_fn", akObj("good", "a")).response.admission, { allowed: true });
+  assert.deepEqual(h.run("mutate_fn", akObj("one", "a")).response.patch, { merge: { metadata: { labels: { "allkinds-mutated": "yes" } } } });
 });
 
 // The shared filter table (abi/testdata/filters.json; its format in
