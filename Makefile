@@ -113,7 +113,7 @@ GUESTS_AS = $(notdir $(wildcard examples/assemblyscript/*))
 GUESTS_PY = $(notdir $(wildcard examples/python/*))
 # Go examples also built with TinyGo: examples/<name> -> bin/wasm/tinygo-<name>.wasm
 # (hack/tinygo.sh's TinyGo; internal/wasmtest.TinyGoPath finds them there).
-GUESTS_TINYGO = kopfexample children
+GUESTS_TINYGO = kopfexample children allkinds
 # Debian's Rust, whatever rustup puts first on PATH.
 DEBIAN_CARGO := PATH=/usr/bin:$$PATH RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=$(CURDIR)/bin/cargo /usr/bin/cargo
 
