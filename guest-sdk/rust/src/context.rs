@@ -58,11 +58,21 @@ pub struct Context<'h> {
     pub(crate) memo: Option<Map>,
     pub(crate) memo_was: String,
     pub(crate) stop_reason: RefCell<String>,
+    /// Sub-handlers registered and not run yet, whether the handler ran
+    /// them itself (`execute`), what every one registered in the call came
+    /// to, and the id of the sub-handler running ("" for the handler).
+    pub(crate) subs: Vec<crate::subhandlers::Sub>,
+    pub(crate) executed: bool,
+    pub(crate) sub_outcomes: Vec<crate::subhandlers::SubOutcome>,
+    pub(crate) sub_id: String,
+    /// The handler's field, for its callable value filters.
+    pub(crate) field: String,
 }
 
 impl<'h> Context<'h> {
     pub(crate) fn make(req: Request<'h>, module: &'h str, host: &'h mut dyn Host) -> Context<'h> {
-        Context { req, module, host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()) }
+        Context { req, module, host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()),
+            subs: Vec::new(), executed: false, sub_outcomes: Vec::new(), sub_id: String::new(), field: String::new() }
     }
 
     /// The id of the handler being called.
@@ -123,6 +133,15 @@ impl<'h> Context<'h> {
     /// The new state, as [`Context::old`].
     pub fn new(&self) -> &Value {
         self.req.new()
+    }
+    /// The handler's field (a dotted path; "" for none).
+    pub(crate) fn filter_field(&self) -> String {
+        self.field.clone()
+    }
+    /// Whether the call is about a change (old or new are set), where a
+    /// value filter matches the old or the new value.
+    pub(crate) fn is_changing_call(&self) -> bool {
+        crate::abi::Kind::parse(self.kind()).map_or(false, crate::abi::Kind::is_changing) && (!self.old().is_null() || !self.new().is_null())
     }
     /// The differences between old and new.
     pub fn diff(&self) -> &[DiffItem] {
@@ -239,9 +258,18 @@ impl<'h> Context<'h> {
         let mut w = ObjWriter::new(&mut out);
         w.str("level", level.as_str());
         w.str("message", message);
+        let mut fields = fields;
+        if !self.sub_id.is_empty() {
+            if !matches!(fields, Value::Object(_) | Value::Null) {
+                fields = crate::obj! {"fields" => fields};
+            }
+            if fields.is_null() {
+                fields = Value::object();
+            }
+            fields.as_object_mut().unwrap().insert("subhandler".into(), Value::from(self.sub_id.as_str()));
+        }
         let empty = fields.as_object().map_or(true, |m| m.is_empty());
         if !empty {
-            let mut fields = fields;
             if !matches!(fields, Value::Object(_)) {
                 fields = crate::obj! {"fields" => fields};
             }

@@ -19,6 +19,11 @@ pub enum Error {
     Admission { message: String, code: u16 },
     /// Any other error: the handler's errors mode decides.
     Arbitrary { message: String },
+    /// Kopf's HandlerChildrenRetry: the handler has unfinished
+    /// sub-handlers ([`Context::execute`](crate::Context::execute) returns
+    /// it). Not a failure: the host calls the handler again when the
+    /// earliest of them is due.
+    ChildrenRetry,
 }
 
 impl Error {
@@ -49,6 +54,7 @@ impl Error {
             | Error::Permanent { message }
             | Error::Admission { message, .. }
             | Error::Arbitrary { message } => message,
+            Error::ChildrenRetry => "unfinished sub-handlers",
         }
     }
 }
