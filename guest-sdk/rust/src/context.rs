@@ -13,6 +13,8 @@ use crate::patch::Patch;
 /// Event types for [`Context::post_event`].
 pub const EVENT_NORMAL: &str = "Normal";
 pub const EVENT_WARNING: &str = "Warning";
+/// The type of [`Context::exception`]'s Events.
+pub const EVENT_ERROR: &str = "Error";
 
 /// Log levels of the host's structured log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -343,6 +345,24 @@ impl<'h> Context<'h> {
         first
     }
 
+    /// Posts a Normal Event about each of `objs`, Kopf's kopf.info.
+    pub fn info_about(&self, objs: &[Value], reason: &str, message: &str) -> Result<(), ApiError> {
+        self.post_event_about(objs, EVENT_NORMAL, reason, message)
+    }
+    /// Posts a Warning Event about each of `objs`, Kopf's kopf.warn.
+    pub fn warn_about(&self, objs: &[Value], reason: &str, message: &str) -> Result<(), ApiError> {
+        self.post_event_about(objs, EVENT_WARNING, reason, message)
+    }
+    /// Posts an Error Event about each of `objs` (`&[ctx.body().clone()]`
+    /// for the object being handled), Kopf's kopf.exception: the reason is
+    /// the error's type name when `reason` is "", and the message is
+    /// `message` followed by the error.
+    pub fn exception<E: std::fmt::Display + ?Sized>(&self, objs: &[Value], reason: &str, message: &str, err: &E) -> Result<(), ApiError> {
+        let reason = if reason.is_empty() { type_name_of::<E>() } else { reason.to_string() };
+        let message = format!("{} {}", message, err).trim().to_string();
+        self.post_event_about(objs, EVENT_ERROR, &reason, &message)
+    }
+
     /// The values stored under `key` in the index of handler `index`.
     pub fn index_lookup(&self, index: &str, key: impl Into<Value>) -> Result<Vec<Value>, ApiError> {
         let call = format!("index {}", index);
@@ -391,11 +411,28 @@ impl<'h> Context<'h> {
     pub fn adopt(&self, child: &mut Value) {
         crate::hierarchy::adopt(child, self.body())
     }
+    /// Adopts `child` by the object being handled, with options.
+    pub fn adopt_with(&self, child: &mut Value, opts: &crate::hierarchy::Hierarchy) {
+        crate::hierarchy::adopt_with(child, self.body(), opts)
+    }
 
     /// A Kubernetes client for a resource: a group ("" for core), a
     /// version and a plural, within the module's declared permissions.
     pub fn client(&self, group: &str, version: &str, resource: &str) -> Client<'_, 'h> {
         Client { ctx: self, group: group.into(), version: version.into(), resource: resource.into(), subresource: String::new(), namespace: String::new(), manager: String::new() }
+    }
+}
+
+/// A type's name without its path and generic arguments, as Kopf names
+/// an exception by its class: "ApiError" for kopf::ApiError.
+fn type_name_of<E: ?Sized>() -> String {
+    let full = std::any::type_name::<E>();
+    let bare = full.split('<').next().unwrap_or(full);
+    let name = bare.rsplit("::").next().unwrap_or(bare).trim_start_matches('&');
+    if name.is_empty() || name == "str" || name == "String" || name.starts_with("dyn ") {
+        "Error".to_string()
+    } else {
+        name.to_string()
     }
 }
 

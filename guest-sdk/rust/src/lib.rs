@@ -42,10 +42,13 @@ mod subhandlers;
 pub mod testing;
 
 pub use abi::{Admission, Conversion, DiffItem, Event, Kind, ResourceInfo, ResourceRef};
-pub use context::{index_key, Client, Context, Level, EVENT_NORMAL, EVENT_WARNING, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH};
+pub use context::{index_key, Client, Context, Level, EVENT_ERROR, EVENT_NORMAL, EVENT_WARNING, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH};
 pub use errors::{ApiError, Error, ORIGIN_CLUSTER, ORIGIN_HOST};
 pub use filters::{all_of, any_of, none_of, not, when, When};
-pub use hierarchy::{adjust_namespace, adopt, append_owner_reference, harmonize, label, owner_reference};
+pub use hierarchy::{
+    adjust_namespace, adjust_namespace_with, adopt, adopt_with, append_owner_reference, append_owner_reference_with, build_object_reference, harmonize,
+    harmonize_with, label, label_with, owner_reference, owner_reference_with, remove_owner_reference, Hierarchy,
+};
 pub use host::Host;
 pub use json::{Map, Value};
 pub use patch::Patch;
