@@ -110,6 +110,10 @@ impl ApiError {
 impl fmt::Display for ApiError {
     /// As the Go SDK: "kopf: get pods default/x: message (404 NotFound from the cluster)".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.code == 0 && self.reason.is_empty() && self.origin.is_empty() {
+            // Not an answer of the host or the cluster: the request did not get one.
+            return write!(f, "kopf: {}: {}", self.call, self.message);
+        }
         let mut status = format!("{} {}", self.code, self.reason).trim().to_string();
         if !self.origin.is_empty() {
             status.push_str(" from the ");

@@ -34,6 +34,7 @@ mod errors;
 mod filters;
 pub mod hierarchy;
 mod host;
+pub mod http;
 pub mod json;
 mod patch;
 mod registry;
@@ -50,6 +51,7 @@ pub use hierarchy::{
     harmonize_with, label, label_with, owner_reference, owner_reference_with, remove_owner_reference, Hierarchy,
 };
 pub use host::Host;
+pub use http::{HttpRequest, HttpResponse};
 pub use json::{Map, Value};
 pub use patch::Patch;
 pub use registry::{ErrorsMode, Filter, Module, Registration, Result, ABSENT, EVERYTHING, PRESENT};

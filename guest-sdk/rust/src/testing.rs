@@ -23,6 +23,7 @@ use crate::errors::Error;
 use crate::json::{Map, Value};
 use crate::registry::Module;
 use crate::host::Host;
+use crate::http::{HttpRequest, HttpResponse};
 use crate::obj;
 
 /// One call of a host function: its name and the exact bytes.
@@ -34,6 +35,7 @@ pub struct HostCall {
 }
 
 type KubeFn = Box<dyn FnMut(&Value) -> String>;
+type HttpFn = Box<dyn FnMut(&HttpRequest) -> HttpResponse>;
 
 #[derive(Default)]
 struct State {
@@ -46,6 +48,7 @@ struct State {
     indices: BTreeMap<String, BTreeMap<String, Vec<Value>>>,
     memos: BTreeMap<String, Value>,
     kube: Option<KubeFn>,
+    http: Option<HttpFn>,
     force: bool,
 }
 
@@ -120,6 +123,7 @@ struct FakeHost {
     state: Rc<RefCell<State>>,
     module: String,
     permissions: Value,
+    hosts: Vec<String>,
 }
 
 impl Harness {
@@ -159,6 +163,13 @@ impl Harness {
     /// instead of the object store; permissions are still checked.
     pub fn kube(&self, f: impl FnMut(&Value) -> String + 'static) {
         self.state.borrow_mut().kube = Some(Box::new(f));
+    }
+
+    /// Serves the module's outbound HTTP requests with `f`. A request to a
+    /// host the manifest does not allow panics, as the real host fails the
+    /// call; without `f`, a request gets an error.
+    pub fn http(&self, f: impl FnMut(&HttpRequest) -> HttpResponse + 'static) {
+        self.state.borrow_mut().http = Some(Box::new(f));
     }
 
     /// Adds canned objects to the store.
@@ -293,7 +304,12 @@ impl Harness {
     /// Calls the module's handle entry point with a request, as the host
     /// does, and keeps the memo it returns for the object's next calls.
     pub fn call(&self, request: &Value) -> Res {
-        let mut host = FakeHost { state: self.state.clone(), module: self.module.name.clone(), permissions: self.manifest["permissions"]["kubernetes"].clone() };
+        let mut host = FakeHost {
+            state: self.state.clone(),
+            module: self.module.name.clone(),
+            permissions: self.manifest["permissions"]["kubernetes"].clone(),
+            hosts: self.manifest["permissions"]["hosts"].as_array().map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect()).unwrap_or_default(),
+        };
         let raw = self.module.handle_json(request.to_string().as_bytes(), &mut host).unwrap_or_else(|e| panic!("the module failed: {}", e));
         let response = Value::parse(&raw).unwrap_or_else(|e| panic!("the response is not JSON: {}: {}", e, raw));
         if let Some(memo) = response.get("memo") {
@@ -469,6 +485,48 @@ impl Host for FakeHost {
         self.state.borrow_mut().calls.push(HostCall { func: func.into(), request: req, reply: reply.clone() });
         reply.map(String::into_bytes)
     }
+
+    fn http(&mut self, req: &HttpRequest) -> Result<HttpResponse, String> {
+        let host = url_host(&req.url);
+        if !self.hosts.iter().any(|p| glob(p, &host)) {
+            panic!("http_request: the request to {} is not allowed: declare its host with allow_hosts (the host fails the call)", req.url);
+        }
+        let reply = match self.state.borrow_mut().http.as_mut() {
+            Some(f) => Ok(f(req)),
+            None => Err("the test serves no outbound HTTP: call Harness::http".to_string()),
+        };
+        let shown = match &reply {
+            Ok(r) => Some(format!("{{\"status\":{}}}", r.status)),
+            Err(_) => None,
+        };
+        self.state.borrow_mut().calls.push(HostCall { func: "http_request".into(), request: req.to_json(), reply: shown });
+        reply
+    }
+}
+
+/// The host name of a URL ("" when it has none).
+fn url_host(url: &str) -> String {
+    let rest = url.split("://").nth(1).unwrap_or("");
+    let authority = rest.split(|c| c == '/' || c == '?' || c == '#').next().unwrap_or("");
+    let hostport = authority.rsplit('@').next().unwrap_or("");
+    if let Some(v6) = hostport.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or("").to_string();
+    }
+    hostport.split(':').next().unwrap_or("").to_string()
+}
+
+/// Go's path.Match for host names: `*` is any run of characters, `?` one.
+fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    fn at(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|i| at(&p[1..], &n[i..])),
+            Some('?') => !n.is_empty() && at(&p[1..], &n[1..]),
+            Some(c) => n.first() == Some(c) && at(&p[1..], &n[1..]),
+        }
+    }
+    at(&p, &n)
 }
 
 impl FakeHost {
