@@ -39,6 +39,7 @@ pub mod json;
 mod patch;
 mod registry;
 mod subhandlers;
+pub mod typed;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 
@@ -56,6 +57,7 @@ pub use json::{Map, Value};
 pub use patch::Patch;
 pub use registry::{ErrorsMode, Filter, Module, Registration, Result, ABSENT, EVERYTHING, PRESENT};
 pub use subhandlers::Subhandler;
+pub use typed::{DecodeError, FromValue};
 
 use abi::ObjWriter;
 use json::EncodeError;
