@@ -15,6 +15,13 @@ const GROUP: &str = "kopf.dev";
 const VERSION: &str = "v1";
 const PLURAL: &str = "kopfexamples";
 
+kopf::typed! {
+    /// A KopfExample's spec, typed.
+    pub struct Spec {
+        pub field: Option<String> = "field",
+    }
+}
+
 pub fn register(m: &mut Module) {
     m.name("allkinds", "0.1.0");
     m.on_startup("startup_fn", |ctx| {
@@ -53,7 +60,8 @@ fn create_fn(ctx: &mut Context) -> Result {
 }
 
 fn update_fn(ctx: &mut Context) -> Result {
-    Ok(obj! {"field" => ctx.spec()["field"].clone()})
+    let spec: Spec = ctx.spec_as()?;
+    Ok(obj! {"field" => spec.field})
 }
 
 fn field_fn(ctx: &mut Context) -> Result {
@@ -93,7 +101,8 @@ fn index_size(ctx: &mut Context) -> Result {
 }
 
 fn validate_fn(ctx: &mut Context) -> Result {
-    if ctx.spec().str_at("field") == "forbidden" {
+    let spec: Spec = ctx.spec_as()?;
+    if spec.field.as_deref() == Some("forbidden") {
         return Err(Error::admission("field must not be forbidden", 0));
     }
     Ok(Value::Null)
