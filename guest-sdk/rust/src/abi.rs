@@ -374,10 +374,7 @@ impl<'a> Request<'a> {
             _ => Vec::new(),
         })
     }
-    /// The candidates of a "select" call (the body's array).
-    pub fn resource_infos(&self) -> Vec<ResourceInfo> {
-        self.body().as_array().map(|a| a.iter().map(ResourceInfo::decode).collect()).unwrap_or_default()
-    }
+
     /// The memo as the host sent it (decoded anew on each call).
     pub fn memo(&self) -> Value {
         self.value(MEMO)

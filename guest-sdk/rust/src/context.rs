@@ -67,6 +67,9 @@ pub struct Context<'h> {
     pub(crate) executed: bool,
     pub(crate) sub_outcomes: Vec<crate::subhandlers::SubOutcome>,
     pub(crate) sub_id: String,
+    /// Runs the registered sub-handlers: set by the first registration, so
+    /// that a module without sub-handlers links none of their machinery.
+    pub(crate) run_subs: Option<crate::subhandlers::RunSubs>,
     /// The handler's field, for its callable value filters.
     pub(crate) field: String,
 }
@@ -74,7 +77,7 @@ pub struct Context<'h> {
 impl<'h> Context<'h> {
     pub(crate) fn make(req: Request<'h>, module: &'h str, host: &'h mut dyn Host) -> Context<'h> {
         Context { req, module, host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()),
-            subs: Vec::new(), executed: false, sub_outcomes: Vec::new(), sub_id: String::new(), field: String::new() }
+            subs: Vec::new(), executed: false, sub_outcomes: Vec::new(), sub_id: String::new(), run_subs: None, field: String::new() }
     }
 
     /// The id of the handler being called.

@@ -112,26 +112,28 @@ pub mod wasm {
                 Some(from_block(reply))
             }
         }
+    }
 
-        fn http(&mut self, req: &crate::http::HttpRequest) -> Result<crate::http::HttpResponse, String> {
-            let meta = to_block(req.to_json().as_bytes());
-            let body = if req.body.is_empty() { 0 } else { to_block(&req.body) };
-            // A refused or failed request traps here (the host ends the call).
-            let resp = unsafe { http_request(meta, body) };
-            unsafe {
-                free(meta);
-                if body != 0 {
-                    free(body);
-                }
+    /// Sends an outbound HTTP request through the kernel (Extism's
+    /// http_request); a refused or failed request traps (the host ends
+    /// the call).
+    pub fn http(req: &crate::http::HttpRequest) -> Result<crate::http::HttpResponse, String> {
+        let meta = to_block(req.to_json().as_bytes());
+        let body = if req.body.is_empty() { 0 } else { to_block(&req.body) };
+        let resp = unsafe { http_request(meta, body) };
+        unsafe {
+            free(meta);
+            if body != 0 {
+                free(body);
             }
-            let status = unsafe { http_status_code() };
-            let body = if resp == 0 { Vec::new() } else { from_block(resp) };
-            let headers = match unsafe { http_headers() } {
-                0 => Default::default(),
-                h => crate::http::headers_of(&from_block(h)),
-            };
-            Ok(crate::http::HttpResponse { status: status as u16, headers, body })
         }
+        let status = unsafe { http_status_code() };
+        let body = if resp == 0 { Vec::new() } else { from_block(resp) };
+        let headers = match unsafe { http_headers() } {
+            0 => Default::default(),
+            h => crate::http::headers_of(&from_block(h)),
+        };
+        Ok(crate::http::HttpResponse { status: status as u16, headers, body })
     }
 
     /// The call's input, read with one host call.

@@ -16,7 +16,9 @@ pub type Result<T = Value> = std::result::Result<T, crate::Error>;
 pub(crate) type HandlerFn = Box<dyn Fn(&mut Context) -> Result>;
 pub(crate) type WhenFn = Box<dyn Fn(&Context) -> bool>;
 pub(crate) type DelayFn = Box<dyn Fn(&Context) -> Duration>;
-pub(crate) type SelectFn = Box<dyn Fn(&ResourceInfo) -> bool>;
+/// A callable resource selector's answer to the host's "select" call: the
+/// candidates (the request's body) in, one boolean each out.
+pub(crate) type SelectFn = Box<dyn Fn(&Value) -> Value>;
 
 /// As the plural of a resource handler, selects every resource of the
 /// group and version given (of the whole cluster when both are ""),
@@ -71,13 +73,13 @@ pub(crate) enum Declared {
 }
 
 /// A resource selector beyond one named resource.
-#[derive(Default)]
+#[derive(Clone, Default, PartialEq)]
 pub(crate) struct Many {
     pub category: String,
     pub callback: bool,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default, PartialEq)]
 pub(crate) struct Spec {
     pub id: String,
     pub resource: Option<(String, String, String)>,
@@ -610,7 +612,11 @@ impl<'a> Registration<'a> {
             Ok(())
         });
         if r.module.problems.len() == before {
-            r.module.handlers[idx].selects = Some(Box::new(f));
+            // The candidates decode here, so that only modules with a
+            // selector link the decoding.
+            r.module.handlers[idx].selects = Some(Box::new(move |body: &Value| {
+                Value::Array(body.as_array().map(|a| a.iter().map(|v| Value::Bool(f(&ResourceInfo::decode(v)))).collect()).unwrap_or_default())
+            }));
         }
         r
     }
@@ -699,32 +705,19 @@ fn same_kind_twice(h: &Handler, b: &Handler) -> Option<String> {
     if !h.kind.is_changing() && h.kind != Kind::Event {
         return Some(twice);
     }
-    let (hj, bj) = (stack_json(h), stack_json(b));
-    if hj.0 == bj.0 {
+    let (hs, bs) = (&h.spec, &b.spec);
+    if hs.resource == bs.resource && hs.many == bs.many {
         return Some(twice); // the same resource
     }
-    if hj.1 != bj.1 {
+    // The filters and options, but the param (and the id, the same).
+    let bare = |s: &Spec| Spec { id: String::new(), resource: None, many: Many::default(), param: Value::Null, ..s.clone() };
+    if bare(hs) != bare(bs) {
         return Some(format!(
             "is declared twice as a {} handler with other filters or options: one function under several resources of one kind must have the same filters and options (param may differ); give one of them an id of its own",
             h.kind.as_str()
         ));
     }
     None
-}
-
-/// A handler's resource, and its filters and options but the param, as
-/// JSON, to compare entries of one id.
-fn stack_json(h: &Handler) -> (String, String) {
-    let mut out = String::new();
-    if write_handler(&mut out, h).is_err() {
-        return (String::new(), String::new());
-    }
-    let mut v = Value::parse(&out).unwrap_or(Value::Null);
-    let resource = v["resource"].to_string();
-    if let Some(o) = v.as_object_mut().and_then(|m| m.get_mut("options")).and_then(Value::as_object_mut) {
-        o.remove("param");
-    }
-    (resource, format!("{}{}", v["filters"], v["options"]))
 }
 
 fn write_filter(w: &mut ObjWriter, key: &str, f: &Declared) -> std::result::Result<(), EncodeError> {
@@ -765,10 +758,11 @@ impl Module {
     /// under several kinds, by kind (the first entry when none has it), and
     /// of one declared for several resources of a kind, by the request's
     /// resource (its plural and group; the kind's first entry otherwise).
-    pub(crate) fn handler(&self, id: &str, kind: &str, resource: Option<&ResourceRef>) -> Option<&Handler> {
+    pub(crate) fn handler<'r>(&self, id: &str, kind: &str, resource: impl FnOnce() -> Option<&'r ResourceRef>) -> Option<&Handler> {
         let same: Vec<&Handler> = self.handlers.iter().filter(|h| h.spec.id == id).collect();
         let of_kind: Vec<&Handler> = same.iter().copied().filter(|h| h.kind.as_str() == kind).collect();
-        let by_resource = resource.and_then(|r| {
+        // The resource is decoded only when several entries may serve it.
+        let by_resource = if of_kind.len() < 2 { None } else { resource() }.and_then(|r| {
             of_kind.iter().copied().find(|h| {
                 matches!(&h.spec.resource, Some((g, _, n)) if *g == r.group && (*n == r.plural || n.eq_ignore_ascii_case(&r.kind)))
             })

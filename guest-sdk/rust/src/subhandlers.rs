@@ -30,6 +30,9 @@ use crate::Outcome;
 
 type SubFn = Rc<dyn Fn(&mut Context) -> Result>;
 
+/// [`Context::execute`] as a function pointer (see `Context::run_subs`).
+pub(crate) type RunSubs = for<'a, 'b> fn(&'a mut Context<'b>) -> std::result::Result<(), Error>;
+
 /// One registration of a sub-handler.
 pub(crate) struct Sub {
     id: String,
@@ -167,6 +170,7 @@ impl<'h> Context<'h> {
         } else if !Kind::parse(self.kind()).map_or(false, Kind::is_changing) {
             problem = format!("sub-handlers of {} handlers are not supported (only of changing handlers, as in Kopf)", self.kind());
         }
+        self.run_subs = Some(|ctx: &mut Context| ctx.execute());
         self.subs.push(Sub {
             id: format!("{}/{}", self.handler(), id),
             func: Rc::new(f),
@@ -213,7 +217,8 @@ impl<'h> Context<'h> {
         if result.is_err() || self.subs.is_empty() || self.executed {
             return result;
         }
-        self.execute()?;
+        let run = self.run_subs.expect("sub-handlers registered without their runner");
+        run(self)?;
         result
     }
 
