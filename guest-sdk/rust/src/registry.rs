@@ -795,8 +795,8 @@ impl Module {
                 (Some((_, _, name)), false) if name.is_empty() && s.many.category.is_empty() && !s.many.callback => {
                     p.push(format!("{} has no resource (name a plural, or use EVERYTHING, category() or select_resources())", where_))
                 }
-                (Some((_, _, name)), false) if h.kind.is_webhook() && (name == EVERYTHING || !s.many.category.is_empty() || s.many.callback) => {
-                    p.push(format!("{} is a webhook handler and must name its resource", where_))
+                (Some((_, _, name)), false) if (h.kind.is_webhook() || h.kind == Kind::Convert) && (name == EVERYTHING || !s.many.category.is_empty() || s.many.callback) => {
+                    p.push(format!("{} is a {} handler and must name its resource", where_, h.kind.as_str()))
                 }
                 _ => {}
             }

@@ -75,6 +75,12 @@ fn selector_mistakes() {
             m.on_validate("", "", "", "v", |_| Ok(Value::Null)).category("all");
         }), "option category does not apply to validate handlers (handler v)"),
         (Box::new(|m: &mut Module| {
+            m.on_mutate("kopf.dev", "v1", EVERYTHING, "m", |_| Ok(Value::Null));
+        }), "handler \"m\" is a mutate handler and must name its resource"),
+        (Box::new(|m: &mut Module| {
+            m.on_convert("kopf.dev", "v1", EVERYTHING, "conv", |_| Ok(Value::Null));
+        }), "handler \"conv\" is a convert handler and must name its resource"),
+        (Box::new(|m: &mut Module| {
             m.on_create("", "v1", "configmaps", "c", touch).label("a", "b");
             m.on_create("", "v1", "secrets", "c", touch);
         }), "is declared twice as a create handler with other filters or options"),
