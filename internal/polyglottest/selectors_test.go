@@ -39,7 +39,9 @@ func TestRustSelectors(t *testing.T) {
 	if _, err := dyn.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = dyn.Resource(crds).Delete(context.Background(), "gadgets.select.kopf.dev", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = dyn.Resource(crds).Delete(context.Background(), "gadgets.select.kopf.dev", metav1.DeleteOptions{})
+	})
 
 	const ns = "rust-selectors"
 	operator(t, ns, guestwasm.Path(t, guestwasm.Rust, "selectors"))
