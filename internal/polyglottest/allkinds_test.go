@@ -26,6 +26,7 @@ import (
 // (examples/<lang>/allkinds, or examples/allkinds built with TinyGo).
 var allKindsLangs = []string{
 	guestwasm.TinyGo,
+	guestwasm.Rust,
 	guestwasm.AssemblyScript,
 	guestwasm.Python,
 }

@@ -92,6 +92,54 @@ pub struct ResourceRef {
     pub namespaced: bool,
 }
 
+/// A resource the cluster serves, as Kopf's kopf.Resource describes it:
+/// what a callable resource selector (`select_resources`) sees.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceInfo {
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    pub kind: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    pub subresources: Vec<String>,
+    pub namespaced: bool,
+    /// Whether `version` is the group's preferred version.
+    pub preferred: bool,
+    pub verbs: Vec<String>,
+}
+
+impl ResourceInfo {
+    pub(crate) fn decode(v: &Value) -> ResourceInfo {
+        let strs = |k: &str| v[k].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default();
+        ResourceInfo {
+            group: s(v, "group"),
+            version: s(v, "version"),
+            plural: s(v, "plural"),
+            kind: s(v, "kind"),
+            singular: s(v, "singular"),
+            short_names: strs("shortNames"),
+            categories: strs("categories"),
+            subresources: strs("subresources"),
+            namespaced: v["namespaced"].as_bool().unwrap_or(false),
+            preferred: v["preferred"].as_bool().unwrap_or(false),
+            verbs: strs("verbs"),
+        }
+    }
+}
+
+/// The progress of one sub-handler as the host knows it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct SubhandlerState {
+    pub id: String,
+    pub retry: i64,
+    pub started: String,
+    pub runtime: f64,
+    pub finished: bool,
+    pub sleeping: bool,
+}
+
 /// One difference between old and new.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiffItem {
@@ -161,6 +209,10 @@ impl<T> Once<T> {
             (*self.v.get()).as_ref().unwrap()
         }
     }
+    /// Replaces the value, and returns the one it had.
+    pub fn replace(&mut self, v: Option<T>) -> Option<T> {
+        std::mem::replace(self.v.get_mut(), v)
+    }
     pub fn get_mut_or_init(&mut self, f: impl FnOnce() -> T) -> &mut T {
         let v = self.v.get_mut();
         if v.is_none() {
@@ -202,6 +254,7 @@ pub(crate) struct Request<'a> {
     event: Once<Option<Event>>,
     admission: Once<Option<Admission>>,
     conversion: Once<Option<Conversion>>,
+    subhandlers: Once<Vec<SubhandlerState>>,
 }
 
 // The members decoded on use: their places in Request::raw.
@@ -216,7 +269,8 @@ const INDICES: usize = 7;
 const EVENT: usize = 8;
 const ADMISSION: usize = 9;
 const CONVERSION: usize = 10;
-const LAZY: usize = 11;
+const SUBHANDLERS: usize = 11;
+const LAZY: usize = 12;
 
 fn s(v: &Value, k: &str) -> String {
     v[k].as_str().unwrap_or("").to_string()
@@ -252,6 +306,7 @@ impl<'a> Request<'a> {
                 "event" => EVENT,
                 "admission" => ADMISSION,
                 "conversion" => CONVERSION,
+                "subhandlers" => SUBHANDLERS,
                 _ => return,
             };
             r.raw[lazy] = Some(at);
@@ -297,6 +352,29 @@ impl<'a> Request<'a> {
     pub fn param(&self) -> &Value {
         self.param.get_or_init(|| self.value(PARAM))
     }
+    /// Replaces the param (a sub-handler's own), and returns the one before.
+    pub fn swap_param(&mut self, v: Value) -> Value {
+        self.param();
+        self.param.replace(Some(v)).unwrap_or(Value::Null)
+    }
+    /// The progress of the sub-handlers the host sent.
+    pub fn subhandlers(&self) -> &[SubhandlerState] {
+        self.subhandlers.get_or_init(|| match self.value(SUBHANDLERS) {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| SubhandlerState {
+                    id: s(v, "id"),
+                    retry: v["retry"].as_i64().unwrap_or(0),
+                    started: s(v, "started"),
+                    runtime: v["runtime"].as_f64().unwrap_or(0.0),
+                    finished: v["finished"].as_bool().unwrap_or(false),
+                    sleeping: v["sleeping"].as_bool().unwrap_or(false),
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+    }
+
     /// The memo as the host sent it (decoded anew on each call).
     pub fn memo(&self) -> Value {
         self.value(MEMO)

@@ -13,6 +13,8 @@ use crate::patch::Patch;
 /// Event types for [`Context::post_event`].
 pub const EVENT_NORMAL: &str = "Normal";
 pub const EVENT_WARNING: &str = "Warning";
+/// The type of [`Context::exception`]'s Events.
+pub const EVENT_ERROR: &str = "Error";
 
 /// Log levels of the host's structured log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,11 +60,24 @@ pub struct Context<'h> {
     pub(crate) memo: Option<Map>,
     pub(crate) memo_was: String,
     pub(crate) stop_reason: RefCell<String>,
+    /// Sub-handlers registered and not run yet, whether the handler ran
+    /// them itself (`execute`), what every one registered in the call came
+    /// to, and the id of the sub-handler running ("" for the handler).
+    pub(crate) subs: Vec<crate::subhandlers::Sub>,
+    pub(crate) executed: bool,
+    pub(crate) sub_outcomes: Vec<crate::subhandlers::SubOutcome>,
+    pub(crate) sub_id: String,
+    /// Runs the registered sub-handlers: set by the first registration, so
+    /// that a module without sub-handlers links none of their machinery.
+    pub(crate) run_subs: Option<crate::subhandlers::RunSubs>,
+    /// The handler's field, for its callable value filters.
+    pub(crate) field: String,
 }
 
 impl<'h> Context<'h> {
     pub(crate) fn make(req: Request<'h>, module: &'h str, host: &'h mut dyn Host) -> Context<'h> {
-        Context { req, module, host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()) }
+        Context { req, module, host: RefCell::new(host), patch: Patch::default(), memo: None, memo_was: String::new(), stop_reason: RefCell::new(String::new()),
+            subs: Vec::new(), executed: false, sub_outcomes: Vec::new(), sub_id: String::new(), run_subs: None, field: String::new() }
     }
 
     /// The id of the handler being called.
@@ -123,6 +138,15 @@ impl<'h> Context<'h> {
     /// The new state, as [`Context::old`].
     pub fn new(&self) -> &Value {
         self.req.new()
+    }
+    /// The handler's field (a dotted path; "" for none).
+    pub(crate) fn filter_field(&self) -> String {
+        self.field.clone()
+    }
+    /// Whether the call is about a change (old or new are set), where a
+    /// value filter matches the old or the new value.
+    pub(crate) fn is_changing_call(&self) -> bool {
+        crate::abi::Kind::parse(self.kind()).map_or(false, crate::abi::Kind::is_changing) && (!self.old().is_null() || !self.new().is_null())
     }
     /// The differences between old and new.
     pub fn diff(&self) -> &[DiffItem] {
@@ -239,9 +263,18 @@ impl<'h> Context<'h> {
         let mut w = ObjWriter::new(&mut out);
         w.str("level", level.as_str());
         w.str("message", message);
+        let mut fields = fields;
+        if !self.sub_id.is_empty() {
+            if !matches!(fields, Value::Object(_) | Value::Null) {
+                fields = crate::obj! {"fields" => fields};
+            }
+            if fields.is_null() {
+                fields = Value::object();
+            }
+            fields.as_object_mut().unwrap().insert("subhandler".into(), Value::from(self.sub_id.as_str()));
+        }
         let empty = fields.as_object().map_or(true, |m| m.is_empty());
         if !empty {
-            let mut fields = fields;
             if !matches!(fields, Value::Object(_)) {
                 fields = crate::obj! {"fields" => fields};
             }
@@ -315,6 +348,24 @@ impl<'h> Context<'h> {
         first
     }
 
+    /// Posts a Normal Event about each of `objs`, Kopf's kopf.info.
+    pub fn info_about(&self, objs: &[Value], reason: &str, message: &str) -> Result<(), ApiError> {
+        self.post_event_about(objs, EVENT_NORMAL, reason, message)
+    }
+    /// Posts a Warning Event about each of `objs`, Kopf's kopf.warn.
+    pub fn warn_about(&self, objs: &[Value], reason: &str, message: &str) -> Result<(), ApiError> {
+        self.post_event_about(objs, EVENT_WARNING, reason, message)
+    }
+    /// Posts an Error Event about each of `objs` (`&[ctx.body().clone()]`
+    /// for the object being handled), Kopf's kopf.exception: the reason is
+    /// the error's type name when `reason` is "", and the message is
+    /// `message` followed by the error.
+    pub fn exception<E: std::fmt::Display + ?Sized>(&self, objs: &[Value], reason: &str, message: &str, err: &E) -> Result<(), ApiError> {
+        let reason = if reason.is_empty() { type_name_of::<E>() } else { reason.to_string() };
+        let message = format!("{} {}", message, err).trim().to_string();
+        self.post_event_about(objs, EVENT_ERROR, &reason, &message)
+    }
+
     /// The values stored under `key` in the index of handler `index`.
     pub fn index_lookup(&self, index: &str, key: impl Into<Value>) -> Result<Vec<Value>, ApiError> {
         let call = format!("index {}", index);
@@ -363,11 +414,28 @@ impl<'h> Context<'h> {
     pub fn adopt(&self, child: &mut Value) {
         crate::hierarchy::adopt(child, self.body())
     }
+    /// Adopts `child` by the object being handled, with options.
+    pub fn adopt_with(&self, child: &mut Value, opts: &crate::hierarchy::Hierarchy) {
+        crate::hierarchy::adopt_with(child, self.body(), opts)
+    }
 
     /// A Kubernetes client for a resource: a group ("" for core), a
     /// version and a plural, within the module's declared permissions.
     pub fn client(&self, group: &str, version: &str, resource: &str) -> Client<'_, 'h> {
         Client { ctx: self, group: group.into(), version: version.into(), resource: resource.into(), subresource: String::new(), namespace: String::new(), manager: String::new() }
+    }
+}
+
+/// A type's name without its path and generic arguments, as Kopf names
+/// an exception by its class: "ApiError" for kopf::ApiError.
+fn type_name_of<E: ?Sized>() -> String {
+    let full = std::any::type_name::<E>();
+    let bare = full.split('<').next().unwrap_or(full);
+    let name = bare.rsplit("::").next().unwrap_or(bare).trim_start_matches('&');
+    if name.is_empty() || name == "str" || name == "String" || name.starts_with("dyn ") {
+        "Error".to_string()
+    } else {
+        name.to_string()
     }
 }
 

@@ -19,6 +19,11 @@ pub enum Error {
     Admission { message: String, code: u16 },
     /// Any other error: the handler's errors mode decides.
     Arbitrary { message: String },
+    /// Kopf's HandlerChildrenRetry: the handler has unfinished
+    /// sub-handlers ([`Context::execute`](crate::Context::execute) returns
+    /// it). Not a failure: the host calls the handler again when the
+    /// earliest of them is due.
+    ChildrenRetry,
 }
 
 impl Error {
@@ -49,6 +54,7 @@ impl Error {
             | Error::Permanent { message }
             | Error::Admission { message, .. }
             | Error::Arbitrary { message } => message,
+            Error::ChildrenRetry => "unfinished sub-handlers",
         }
     }
 }
@@ -104,6 +110,10 @@ impl ApiError {
 impl fmt::Display for ApiError {
     /// As the Go SDK: "kopf: get pods default/x: message (404 NotFound from the cluster)".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.code == 0 && self.reason.is_empty() && self.origin.is_empty() {
+            // Not an answer of the host or the cluster: the request did not get one.
+            return write!(f, "kopf: {}: {}", self.call, self.message);
+        }
         let mut status = format!("{} {}", self.code, self.reason).trim().to_string();
         if !self.origin.is_empty() {
             status.push_str(" from the ");

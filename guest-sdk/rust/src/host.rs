@@ -6,6 +6,13 @@ pub trait Host {
     /// Sends a JSON request to host function `func` (one of the `abi::HOST_*`
     /// names) and returns its JSON reply, or None when it has none.
     fn call(&mut self, func: &str, request: &[u8]) -> Option<Vec<u8>>;
+
+    /// Sends an outbound HTTP request (Extism's http_request). A host that
+    /// serves none answers with an error.
+    fn http(&mut self, req: &crate::http::HttpRequest) -> Result<crate::http::HttpResponse, String> {
+        let _ = req;
+        Err("this host serves no outbound HTTP".into())
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -26,6 +33,9 @@ pub mod wasm {
         fn store_u8(offset: u64, v: u32);
         fn store_u64(offset: u64, v: u64);
         fn error_set(offset: u64);
+        fn http_request(request: u64, body: u64) -> u64;
+        fn http_status_code() -> i32;
+        fn http_headers() -> u64;
     }
 
     #[link(wasm_import_module = "kopf:host/v1")]
@@ -102,6 +112,28 @@ pub mod wasm {
                 Some(from_block(reply))
             }
         }
+    }
+
+    /// Sends an outbound HTTP request through the kernel (Extism's
+    /// http_request); a refused or failed request traps (the host ends
+    /// the call).
+    pub fn http(req: &crate::http::HttpRequest) -> Result<crate::http::HttpResponse, String> {
+        let meta = to_block(req.to_json().as_bytes());
+        let body = if req.body.is_empty() { 0 } else { to_block(&req.body) };
+        let resp = unsafe { http_request(meta, body) };
+        unsafe {
+            free(meta);
+            if body != 0 {
+                free(body);
+            }
+        }
+        let status = unsafe { http_status_code() };
+        let body = if resp == 0 { Vec::new() } else { from_block(resp) };
+        let headers = match unsafe { http_headers() } {
+            0 => Default::default(),
+            h => crate::http::headers_of(&from_block(h)),
+        };
+        Ok(crate::http::HttpResponse { status: status as u16, headers, body })
     }
 
     /// The call's input, read with one host call.

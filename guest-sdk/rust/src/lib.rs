@@ -3,7 +3,7 @@
 //! Kopf's programming model for handlers that run as a WebAssembly module
 //! in the kopf-wasm host, speaking ABI v1 through Extism's kernel imports.
 //! It has no dependencies (its JSON is its own, `json`), so a module stays
-//! small: the example operator is about 210 KB.
+//! small: the example operator is about 230 KB.
 //!
 //! ```ignore
 //! use kopf::{obj, Context, Module, Result};
@@ -34,21 +34,30 @@ mod errors;
 mod filters;
 pub mod hierarchy;
 mod host;
+pub mod http;
 pub mod json;
 mod patch;
 mod registry;
+mod subhandlers;
+pub mod typed;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 
-pub use abi::{Admission, Conversion, DiffItem, Event, Kind, ResourceRef};
-pub use context::{index_key, Client, Context, Level, EVENT_NORMAL, EVENT_WARNING, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH};
+pub use abi::{Admission, Conversion, DiffItem, Event, Kind, ResourceInfo, ResourceRef};
+pub use context::{index_key, Client, Context, Level, EVENT_ERROR, EVENT_NORMAL, EVENT_WARNING, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH};
 pub use errors::{ApiError, Error, ORIGIN_CLUSTER, ORIGIN_HOST};
 pub use filters::{all_of, any_of, none_of, not, when, When};
-pub use hierarchy::{adjust_namespace, adopt, append_owner_reference, harmonize, label, owner_reference};
+pub use hierarchy::{
+    adjust_namespace, adjust_namespace_with, adopt, adopt_with, append_owner_reference, append_owner_reference_with, build_object_reference, harmonize,
+    harmonize_with, label, label_with, owner_reference, owner_reference_with, remove_owner_reference, Hierarchy,
+};
 pub use host::Host;
+pub use http::{HttpRequest, HttpResponse};
 pub use json::{Map, Value};
 pub use patch::Patch;
-pub use registry::{ErrorsMode, Filter, Module, Registration, Result, ABSENT, PRESENT};
+pub use registry::{ErrorsMode, Filter, Module, Registration, Result, ABSENT, EVERYTHING, PRESENT};
+pub use subhandlers::Subhandler;
+pub use typed::{DecodeError, FromValue};
 
 use abi::ObjWriter;
 use json::EncodeError;
@@ -68,7 +77,7 @@ impl Module {
     /// failure is an outcome in the response.
     pub fn handle_json(&self, input: &[u8], host: &mut dyn Host) -> std::result::Result<String, String> {
         let req = abi::Request::decode(input)?;
-        let h = match self.handler(&req.handler, &req.kind) {
+        let h = match self.handler(&req.handler, &req.kind, || req.resource()) {
             Some(h) => h,
             None => {
                 let msg = format!("module {:?} has no handler {:?}; rebuild or reload the module", self.name, req.handler);
@@ -77,10 +86,23 @@ impl Module {
         };
         let is_when = req.call == "when";
         let is_initial_delay = req.call == "initialDelay";
+        let is_select = req.call == "select";
         let mut ctx = Context::make(req, &self.name, host);
+        ctx.field = h.spec.field.clone();
         if is_when {
-            let matched = h.when.as_ref().map_or(true, |f| f(&ctx));
+            // The callable filters in declaration order, then when.
+            let matched = h.callbacks.iter().all(|f| f(&ctx)) && h.when.as_ref().map_or(true, |f| f(&ctx));
             return Ok(write_response(&Outcome::success(), &json::NULL, None, None, None, Some(matched)).unwrap());
+        }
+        if is_select {
+            // Kopf's callable resource selector: one boolean per candidate.
+            return Ok(match h.selects.as_ref() {
+                Some(f) => write_response(&Outcome::success(), &f(ctx.body()), None, None, None, None).unwrap(),
+                None => {
+                    let msg = format!("handler {} has no callable resource selector", ctx.handler());
+                    write_response(&Outcome::failed("error", msg, None, 0), &json::NULL, None, None, None, None).unwrap()
+                }
+            });
         }
         if is_initial_delay {
             // Kopf's callable initial_delay: the seconds are the result.
@@ -93,30 +115,32 @@ impl Module {
             });
         }
         let result = (h.func)(&mut ctx);
+        let result = ctx.finish_subhandlers(result);
         Ok(respond(&mut ctx, h.kind, result))
     }
 }
 
-struct Outcome {
-    status: &'static str,
-    message: String,
-    delay: Option<f64>,
-    code: u16,
+pub(crate) struct Outcome {
+    pub status: &'static str,
+    pub message: String,
+    pub delay: Option<f64>,
+    pub code: u16,
 }
 
 impl Outcome {
-    fn success() -> Outcome {
+    pub(crate) fn success() -> Outcome {
         Outcome { status: "success", message: String::new(), delay: None, code: 0 }
     }
-    fn failed(status: &'static str, message: String, delay: Option<f64>, code: u16) -> Outcome {
+    pub(crate) fn failed(status: &'static str, message: String, delay: Option<f64>, code: u16) -> Outcome {
         Outcome { status, message, delay, code }
     }
-    fn of(err: &Error) -> Outcome {
+    pub(crate) fn of(err: &Error) -> Outcome {
         match err {
             Error::Temporary { message, delay } => Outcome::failed("temporary", message.clone(), delay.map(|d| d.as_secs_f64()), 0),
             Error::Permanent { message } => Outcome::failed("permanent", message.clone(), None, 0),
             Error::Admission { message, code } => Outcome::failed("permanent", message.clone(), None, admission_code(*code)),
             Error::Arbitrary { message } => Outcome::failed("error", message.clone(), None, 0),
+            Error::ChildrenRetry => Outcome::failed("children", String::new(), None, 0),
         }
     }
 }
@@ -153,7 +177,16 @@ fn respond(ctx: &mut Context, kind: Kind, result: Result) -> String {
         None
     };
     let patch = if ctx.patch.is_empty() { None } else { Some(&ctx.patch) };
-    match write_response(&outcome, &value, patch, memo.as_ref(), admission.as_ref(), None) {
+    let written = write_response(&outcome, &value, patch, memo.as_ref(), admission.as_ref(), None).and_then(|mut s| {
+        if !ctx.sub_outcomes.is_empty() {
+            s.pop(); // the closing brace
+            s.push_str(",\"subhandlers\":");
+            subhandlers::write_outcomes(&mut s, &ctx.sub_outcomes)?;
+            s.push('}');
+        }
+        Ok(s)
+    });
+    match written {
         Ok(s) => s,
         Err(e) => {
             // a NaN or an infinity in the result, patch or memo: as Go's
@@ -164,10 +197,9 @@ fn respond(ctx: &mut Context, kind: Kind, result: Result) -> String {
     }
 }
 
-fn write_response(o: &Outcome, result: &Value, patch: Option<&Patch>, memo: Option<&Value>, admission: Option<&Vec<String>>, matched: Option<bool>) -> std::result::Result<String, EncodeError> {
-    let mut out = String::with_capacity(128);
-    let mut w = ObjWriter::new(&mut out);
-    let mut ow = ObjWriter::new(w.key("outcome"));
+/// Writes an outcome object.
+pub(crate) fn write_outcome(out: &mut String, o: &Outcome) -> std::result::Result<(), EncodeError> {
+    let mut ow = ObjWriter::new(out);
     ow.str("status", o.status);
     ow.str_opt("message", &o.message);
     if let Some(d) = o.delay {
@@ -177,6 +209,13 @@ fn write_response(o: &Outcome, result: &Value, patch: Option<&Patch>, memo: Opti
         ow.num("code", o.code as f64)?;
     }
     ow.end();
+    Ok(())
+}
+
+fn write_response(o: &Outcome, result: &Value, patch: Option<&Patch>, memo: Option<&Value>, admission: Option<&Vec<String>>, matched: Option<bool>) -> std::result::Result<String, EncodeError> {
+    let mut out = String::with_capacity(128);
+    let mut w = ObjWriter::new(&mut out);
+    write_outcome(w.key("outcome"), o)?;
     if o.status == "success" {
         w.value_opt("result", result)?;
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::abi::{Kind, ObjWriter, VERSION};
+use crate::abi::{Kind, ObjWriter, ResourceInfo, ResourceRef, VERSION};
 use crate::context::Context;
 use crate::json::{EncodeError, Value};
 
@@ -16,6 +16,15 @@ pub type Result<T = Value> = std::result::Result<T, crate::Error>;
 pub(crate) type HandlerFn = Box<dyn Fn(&mut Context) -> Result>;
 pub(crate) type WhenFn = Box<dyn Fn(&Context) -> bool>;
 pub(crate) type DelayFn = Box<dyn Fn(&Context) -> Duration>;
+/// A callable resource selector's answer to the host's "select" call: the
+/// candidates (the request's body) in, one boolean each out.
+pub(crate) type SelectFn = Box<dyn Fn(&Value) -> Value>;
+
+/// As the plural of a resource handler, selects every resource of the
+/// group and version given (of the whole cluster when both are ""),
+/// Kopf's kopf.EVERYTHING: only preferred versions unless the version is
+/// named, never Events; the host follows CRDs that appear and go.
+pub const EVERYTHING: &str = "kopf.EVERYTHING";
 
 /// A filter on a label, an annotation or a field's value: a value that
 /// must be equal, [`PRESENT`] or [`ABSENT`] (Kopf's kopf.PRESENT/ABSENT).
@@ -46,7 +55,7 @@ pub enum ErrorsMode {
 }
 
 impl ErrorsMode {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ErrorsMode::Ignored => "ignored",
             ErrorsMode::Temporary => "temporary",
@@ -55,16 +64,32 @@ impl ErrorsMode {
     }
 }
 
-#[derive(Default)]
+/// A filter as the manifest declares it: the author's [`Filter`], or a
+/// callable one that the module evaluates when the host asks ("when").
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Declared {
+    Is(Filter),
+    Callback,
+}
+
+/// A resource selector beyond one named resource.
+#[derive(Clone, Default, PartialEq)]
+pub(crate) struct Many {
+    pub category: String,
+    pub callback: bool,
+}
+
+#[derive(Clone, Default, PartialEq)]
 pub(crate) struct Spec {
     pub id: String,
     pub resource: Option<(String, String, String)>,
-    pub labels: BTreeMap<String, Filter>,
-    pub annotations: BTreeMap<String, Filter>,
+    pub many: Many,
+    pub labels: BTreeMap<String, Declared>,
+    pub annotations: BTreeMap<String, Declared>,
     pub field: String,
-    pub value: Option<Filter>,
-    pub old: Option<Filter>,
-    pub new: Option<Filter>,
+    pub value: Option<Declared>,
+    pub old: Option<Declared>,
+    pub new: Option<Declared>,
     pub when: bool,
     pub errors: Option<ErrorsMode>,
     pub timeout: f64,
@@ -94,6 +119,10 @@ pub(crate) struct Handler {
     pub kind: Kind,
     pub func: HandlerFn,
     pub when: Option<WhenFn>,
+    /// Callable label, annotation and value filters, in declaration order;
+    /// they run before `when`.
+    pub callbacks: Vec<WhenFn>,
+    pub selects: Option<SelectFn>,
     pub initial_delay: Option<DelayFn>,
     /// The type of the author's function (each fn item and closure has
     /// its own) and its name: one id may name one function only.
@@ -147,7 +176,7 @@ impl Module {
     {
         let spec = Spec { id: id.into(), resource: resource.map(|(g, v, p)| (g.into(), v.into(), p.into())), ..Spec::default() };
         let (fn_type, fn_name) = (std::any::TypeId::of::<F>(), std::any::type_name::<F>());
-        self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None, initial_delay: None, fn_type, fn_name });
+        self.handlers.push(Handler { spec, kind, func: Box::new(f), when: None, callbacks: Vec::new(), selects: None, initial_delay: None, fn_type, fn_name });
         let index = self.handlers.len() - 1;
         Registration { module: self, index }
     }
@@ -223,6 +252,8 @@ const RESOURCE_KINDS: &[Kind] = &[Kind::Create, Kind::Update, Kind::Delete, Kind
 const ERROR_KINDS: &[Kind] = &[Kind::Create, Kind::Update, Kind::Delete, Kind::Resume, Kind::Field, Kind::Timer, Kind::Daemon, Kind::Index, Kind::Startup, Kind::Cleanup, Kind::Probe];
 const OLD_NEW_KINDS: &[Kind] = &[Kind::Update, Kind::Field];
 const WEBHOOK_KINDS: &[Kind] = &[Kind::Validate, Kind::Mutate];
+/// The kinds that may serve several resources (webhooks must name theirs).
+const SELECTOR_KINDS: &[Kind] = &[Kind::Create, Kind::Update, Kind::Delete, Kind::Resume, Kind::Field, Kind::Event, Kind::Timer, Kind::Daemon, Kind::Index];
 
 /// Options of one handler, as Kopf's decorator arguments. An option that
 /// does not fit the handler's kind (say `interval` on a create handler) is
@@ -424,7 +455,7 @@ impl<'a> Registration<'a> {
         let (key, f) = (key.to_string(), f.into());
         self.with("labels", Some(RESOURCE_KINDS), |s| {
             check_meta(&key, &f)?;
-            s.labels.insert(key, f);
+            s.labels.insert(key, Declared::Is(f));
             Ok(())
         })
     }
@@ -433,7 +464,7 @@ impl<'a> Registration<'a> {
         let (key, f) = (key.to_string(), f.into());
         self.with("annotations", Some(RESOURCE_KINDS), |s| {
             check_meta(&key, &f)?;
-            s.annotations.insert(key, f);
+            s.annotations.insert(key, Declared::Is(f));
             Ok(())
         })
     }
@@ -450,7 +481,7 @@ impl<'a> Registration<'a> {
     pub fn value(self, f: impl Into<Filter>) -> Self {
         let f = f.into();
         self.with("value", Some(RESOURCE_KINDS), |s| {
-            s.value = Some(check_value(f)?);
+            s.value = Some(Declared::Is(check_value(f)?));
             Ok(())
         })
     }
@@ -458,7 +489,7 @@ impl<'a> Registration<'a> {
     pub fn old(self, f: impl Into<Filter>) -> Self {
         let f = f.into();
         self.with("old", Some(OLD_NEW_KINDS), |s| {
-            s.old = Some(check_value(f)?);
+            s.old = Some(Declared::Is(check_value(f)?));
             Ok(())
         })
     }
@@ -466,12 +497,133 @@ impl<'a> Registration<'a> {
     pub fn new(self, f: impl Into<Filter>) -> Self {
         let f = f.into();
         self.with("new", Some(OLD_NEW_KINDS), |s| {
-            s.new = Some(check_value(f)?);
+            s.new = Some(Declared::Is(check_value(f)?));
             Ok(())
         })
     }
+    /// A callable label filter (Kopf's `labels={key: fn}`): `f` gets the
+    /// label's value (null when absent) and the context, and says whether
+    /// it matches. The host asks the module after every declared filter
+    /// matched; callables run in declaration order, before `when`. `f` must
+    /// only look.
+    pub fn label_fn<F>(self, key: &str, f: F) -> Self
+    where
+        F: Fn(&Value, &Context) -> bool + 'static,
+    {
+        let key = key.to_string();
+        let k = key.clone();
+        self.callback("labels", move |s| {
+            s.labels.insert(k, Declared::Callback);
+            Ok(())
+        }, move |ctx: &Context| {
+            f(&ctx.meta()["labels"][key.as_str()], ctx)
+        })
+    }
+    /// A callable annotation filter, as [`Registration::label_fn`].
+    pub fn annotation_fn<F>(self, key: &str, f: F) -> Self
+    where
+        F: Fn(&Value, &Context) -> bool + 'static,
+    {
+        let key = key.to_string();
+        let k = key.clone();
+        self.callback("annotations", move |s| {
+            s.annotations.insert(k, Declared::Callback);
+            Ok(())
+        }, move |ctx: &Context| {
+            f(&ctx.meta()["annotations"][key.as_str()], ctx)
+        })
+    }
+    /// A callable filter on the field's value (Kopf's `value=fn`): for
+    /// changing handlers it matches when the new or the old value does,
+    /// else `f` gets the body's value (null when absent).
+    pub fn value_fn<F>(self, f: F) -> Self
+    where
+        F: Fn(&Value, &Context) -> bool + 'static,
+    {
+        self.callback("value", |s| set_callable(&mut s.value), move |ctx: &Context| {
+            let field = ctx.filter_field();
+            if ctx.is_changing_call() {
+                f(field_of(ctx.new(), &field), ctx) || f(field_of(ctx.old(), &field), ctx)
+            } else {
+                f(field_of(ctx.body(), &field), ctx)
+            }
+        })
+    }
+    /// A callable filter on the field's old value (update and field handlers).
+    pub fn old_fn<F>(self, f: F) -> Self
+    where
+        F: Fn(&Value, &Context) -> bool + 'static,
+    {
+        self.callback_of("old", OLD_NEW_KINDS, |s| set_callable(&mut s.old), move |ctx: &Context| f(field_of(ctx.old(), &ctx.filter_field()), ctx))
+    }
+    /// A callable filter on the field's new value (update and field handlers).
+    pub fn new_fn<F>(self, f: F) -> Self
+    where
+        F: Fn(&Value, &Context) -> bool + 'static,
+    {
+        self.callback_of("new", OLD_NEW_KINDS, |s| set_callable(&mut s.new), move |ctx: &Context| f(field_of(ctx.new(), &ctx.filter_field()), ctx))
+    }
+
+    fn callback(self, name: &str, declare: impl FnOnce(&mut Spec) -> std::result::Result<(), String>, f: impl Fn(&Context) -> bool + 'static) -> Self {
+        self.callback_of(name, RESOURCE_KINDS, declare, f)
+    }
+
+    fn callback_of(self, name: &str, kinds: &[Kind], declare: impl FnOnce(&mut Spec) -> std::result::Result<(), String>, f: impl Fn(&Context) -> bool + 'static) -> Self {
+        let idx = self.index;
+        let before = self.module.problems.len();
+        let r = self.with(name, Some(kinds), declare);
+        if r.module.problems.len() == before {
+            let h = &mut r.module.handlers[idx];
+            h.callbacks.push(Box::new(f));
+            h.spec.when = true;
+        }
+        r
+    }
+
+    /// Serves every resource in a category (Kopf's category=, e.g. "all")
+    /// of the group and version given when they are not "": register the
+    /// handler with "" as the plural. Only preferred versions unless the
+    /// version is named, never Events; the host follows CRDs that appear
+    /// and go. Webhook handlers must name their resource.
+    pub fn category(self, name: &str) -> Self {
+        let name = name.to_string();
+        self.with("category", Some(SELECTOR_KINDS), |s| {
+            check_many(s)?;
+            s.many.category = name;
+            Ok(())
+        })
+    }
+
+    /// Serves the resources `f` takes, Kopf's callable resource selector:
+    /// register the handler with "" as the plural (and a group or version
+    /// to narrow the candidates). The host asks the module at start and
+    /// whenever the cluster's resources change about every resource that
+    /// can be listed and watched, every version (`preferred` says which is
+    /// the group's preferred one), never Events. `f` must only look.
+    pub fn select_resources<F>(self, f: F) -> Self
+    where
+        F: Fn(&ResourceInfo) -> bool + 'static,
+    {
+        let idx = self.index;
+        let before = self.module.problems.len();
+        let r = self.with("select_resources", Some(SELECTOR_KINDS), |s| {
+            check_many(s)?;
+            s.many.callback = true;
+            Ok(())
+        });
+        if r.module.problems.len() == before {
+            // The candidates decode here, so that only modules with a
+            // selector link the decoding.
+            r.module.handlers[idx].selects = Some(Box::new(move |body: &Value| {
+                Value::Array(body.as_array().map(|a| a.iter().map(|v| Value::Bool(f(&ResourceInfo::decode(v)))).collect()).unwrap_or_default())
+            }));
+        }
+        r
+    }
+
     /// A callback filter (Kopf's when=): before calling the handler the
-    /// host asks the module whether `f` matches. `f` must only look.
+    /// host asks the module whether `f` matches. `f` must only look; it
+    /// runs last, after every other filter, callable ones included.
     pub fn when<F>(self, f: F) -> Self
     where
         F: Fn(&Context) -> bool + 'static,
@@ -495,6 +647,23 @@ fn check_meta(key: &str, f: &Filter) -> std::result::Result<(), String> {
     }
 }
 
+fn set_callable(slot: &mut Option<Declared>) -> std::result::Result<(), String> {
+    *slot = Some(Declared::Callback);
+    Ok(())
+}
+
+/// The value at a dotted path of a document (null when absent).
+fn field_of<'v>(doc: &'v Value, path: &str) -> &'v Value {
+    doc.path(path).unwrap_or(&crate::json::NULL)
+}
+
+fn check_many(s: &Spec) -> std::result::Result<(), String> {
+    match &s.resource {
+        Some((_, _, name)) if name.is_empty() && s.many.category.is_empty() && !s.many.callback => Ok(()),
+        _ => Err("register the handler with \"\" as the plural (and no other category or selector)".into()),
+    }
+}
+
 fn check_value(f: Filter) -> std::result::Result<Filter, String> {
     if f == Filter::Is(Value::Null) {
         return Err("null value; use ABSENT for a missing field".into());
@@ -505,38 +674,65 @@ fn check_value(f: Filter) -> std::result::Result<Filter, String> {
 /// What is wrong with declaring `h` under an id already declared for
 /// `before` (abi.Validate's rule): one function may be declared as changing
 /// handlers (create, update, delete, resume, field) of several kinds under
-/// one id, once per kind, as Kopf lets one function carry several of its
-/// decorators; the entries share one progress record and the host runs one
-/// of them per cause. Other kinds never share an id.
+/// one id, as Kopf lets one function carry several of its decorators; the
+/// entries share one progress record and the host runs one of them per
+/// cause. One function may also serve several resources under one changing
+/// or event kind (Kopf's stacked decorators of one kind), with the same
+/// filters and options (only the param may differ). Other kinds never
+/// share an id.
 fn shared_id(h: &Handler, before: &[&Handler]) -> Option<String> {
     let first = before.first()?;
-    if !h.kind.is_changing() || !first.kind.is_changing() {
-        return Some("is declared twice (only create, update, delete, resume and field handlers share an id)".into());
-    }
-    if first.fn_type != h.fn_type {
+    if first.fn_type != h.fn_type && (h.kind.is_changing() || h.kind == Kind::Event) && (first.kind.is_changing() || first.kind == Kind::Event) {
         return Some(format!("is declared twice, for {} and for {}: give one of them an id of its own", first.fn_name, h.fn_name));
     }
-    if before.iter().any(|b| b.kind == h.kind) {
+    let mut same_kind = false;
+    for b in before.iter().filter(|b| b.kind == h.kind) {
+        if let Some(problem) = same_kind_twice(h, b) {
+            return Some(problem);
+        }
+        same_kind = true;
+    }
+    if !same_kind && (!h.kind.is_changing() || !first.kind.is_changing()) {
+        return Some("is declared twice (only create, update, delete, resume and field handlers share an id)".into());
+    }
+    None
+}
+
+/// What is wrong with `h` declared again as `b`'s kind (abi.Validate's
+/// sameKindTwice).
+fn same_kind_twice(h: &Handler, b: &Handler) -> Option<String> {
+    let twice = format!("is declared twice as a {} handler: give one of them an id of its own, or join their filters in one registration", h.kind.as_str());
+    if !h.kind.is_changing() && h.kind != Kind::Event {
+        return Some(twice);
+    }
+    let (hs, bs) = (&h.spec, &b.spec);
+    if hs.resource == bs.resource && hs.many == bs.many {
+        return Some(twice); // the same resource
+    }
+    // The filters and options, but the param (and the id, the same).
+    let bare = |s: &Spec| Spec { id: String::new(), resource: None, many: Many::default(), param: Value::Null, ..s.clone() };
+    if bare(hs) != bare(bs) {
         return Some(format!(
-            "is declared twice as a {} handler: give one of them an id of its own, or join their filters in one registration",
+            "is declared twice as a {} handler with other filters or options: one function under several resources of one kind must have the same filters and options (param may differ); give one of them an id of its own",
             h.kind.as_str()
         ));
     }
     None
 }
 
-fn write_filter(w: &mut ObjWriter, key: &str, f: &Filter) -> std::result::Result<(), EncodeError> {
+fn write_filter(w: &mut ObjWriter, key: &str, f: &Declared) -> std::result::Result<(), EncodeError> {
     let mut fw = ObjWriter::new(w.key(key));
     match f {
-        Filter::Is(v) => fw.value("value", v)?,
-        Filter::Present => fw.bool("present", true),
-        Filter::Absent => fw.bool("absent", true),
+        Declared::Is(Filter::Is(v)) => fw.value("value", v)?,
+        Declared::Is(Filter::Present) => fw.bool("present", true),
+        Declared::Is(Filter::Absent) => fw.bool("absent", true),
+        Declared::Callback => fw.bool("callback", true),
     }
     fw.end();
     Ok(())
 }
 
-fn write_filters(w: &mut ObjWriter, key: &str, m: &BTreeMap<String, Filter>) -> std::result::Result<(), EncodeError> {
+fn write_filters(w: &mut ObjWriter, key: &str, m: &BTreeMap<String, Declared>) -> std::result::Result<(), EncodeError> {
     if m.is_empty() {
         return Ok(());
     }
@@ -559,11 +755,19 @@ impl Module {
     }
 
     /// The handler a request names: by id and, of one function declared
-    /// under several kinds, by kind (the first entry when none has it).
-    pub(crate) fn handler(&self, id: &str, kind: &str) -> Option<&Handler> {
-        let mut same = self.handlers.iter().filter(|h| h.spec.id == id).peekable();
-        let first = same.peek().map(|h| *h);
-        same.find(|h| h.kind.as_str() == kind).or(first)
+    /// under several kinds, by kind (the first entry when none has it), and
+    /// of one declared for several resources of a kind, by the request's
+    /// resource (its plural and group; the kind's first entry otherwise).
+    pub(crate) fn handler<'r>(&self, id: &str, kind: &str, resource: impl FnOnce() -> Option<&'r ResourceRef>) -> Option<&Handler> {
+        let same: Vec<&Handler> = self.handlers.iter().filter(|h| h.spec.id == id).collect();
+        let of_kind: Vec<&Handler> = same.iter().copied().filter(|h| h.kind.as_str() == kind).collect();
+        // The resource is decoded only when several entries may serve it.
+        let by_resource = if of_kind.len() < 2 { None } else { resource() }.and_then(|r| {
+            of_kind.iter().copied().find(|h| {
+                matches!(&h.spec.resource, Some((g, _, n)) if *g == r.group && (*n == r.plural || n.eq_ignore_ascii_case(&r.kind)))
+            })
+        });
+        by_resource.or_else(|| of_kind.first().copied()).or_else(|| same.first().copied())
     }
 
     /// Every registration mistake and manifest problem (abi.Validate's).
@@ -588,7 +792,12 @@ impl Module {
             match (&s.resource, h.kind.is_activity()) {
                 (Some(_), true) => p.push(format!("{} is a {} handler and takes no resource", where_, h.kind.as_str())),
                 (None, false) => p.push(format!("{} has no resource", where_)),
-                (Some((_, _, name)), false) if name.is_empty() => p.push(format!("{} has no resource", where_)),
+                (Some((_, _, name)), false) if name.is_empty() && s.many.category.is_empty() && !s.many.callback => {
+                    p.push(format!("{} has no resource (name a plural, or use EVERYTHING, category() or select_resources())", where_))
+                }
+                (Some((_, _, name)), false) if (h.kind.is_webhook() || h.kind == Kind::Convert) && (name == EVERYTHING || !s.many.category.is_empty() || s.many.callback) => {
+                    p.push(format!("{} is a {} handler and must name its resource", where_, h.kind.as_str()))
+                }
                 _ => {}
             }
             if s.initial_delay_callback && s.initial_delay > 0.0 {
@@ -693,7 +902,11 @@ fn write_handler(out: &mut String, h: &Handler) -> std::result::Result<(), Encod
         let mut rw = ObjWriter::new(w.key("resource"));
         rw.str_opt("group", g);
         rw.str_opt("version", v);
-        rw.str("name", n);
+        let everything = n == EVERYTHING;
+        rw.str("name", if everything { "" } else { n });
+        rw.str_opt("category", &s.many.category);
+        rw.bool_opt("everything", everything);
+        rw.bool_opt("callback", s.many.callback);
         rw.end();
     }
     let mut fw = ObjWriter::new(w.key("filters"));

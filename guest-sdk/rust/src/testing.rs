@@ -23,6 +23,7 @@ use crate::errors::Error;
 use crate::json::{Map, Value};
 use crate::registry::Module;
 use crate::host::Host;
+use crate::http::{HttpRequest, HttpResponse};
 use crate::obj;
 
 /// One call of a host function: its name and the exact bytes.
@@ -34,6 +35,7 @@ pub struct HostCall {
 }
 
 type KubeFn = Box<dyn FnMut(&Value) -> String>;
+type HttpFn = Box<dyn FnMut(&HttpRequest) -> HttpResponse>;
 
 #[derive(Default)]
 struct State {
@@ -46,6 +48,7 @@ struct State {
     indices: BTreeMap<String, BTreeMap<String, Vec<Value>>>,
     memos: BTreeMap<String, Value>,
     kube: Option<KubeFn>,
+    http: Option<HttpFn>,
     force: bool,
 }
 
@@ -76,16 +79,51 @@ impl Res {
     pub fn json_patch(&self) -> &Value {
         &self.response["patch"]["json"]
     }
+    /// The sub-handlers the call registered, by full id ("parent/child").
+    pub fn children(&self) -> BTreeMap<String, Child> {
+        let mut out = BTreeMap::new();
+        for s in self.response["subhandlers"].as_array().cloned().unwrap_or_default() {
+            let o = &s["outcome"];
+            let outcome = match o.str_at("status") {
+                "" => None,
+                "success" => Some(Ok(s["result"].clone())),
+                "temporary" => Some(Err(Error::Temporary { message: o.str_at("message").into(), delay: o["delay"].as_f64().map(std::time::Duration::from_secs_f64) })),
+                "permanent" => Some(Err(Error::permanent(o.str_at("message")))),
+                "children" => Some(Err(Error::ChildrenRetry)),
+                _ => Some(Err(Error::arbitrary(o.str_at("message")))),
+            };
+            out.insert(s.str_at("id").to_string(), Child { parent: s.str_at("parent").into(), outcome, options: s["options"].clone() });
+        }
+        out
+    }
+    /// Whether the handler has unfinished sub-handlers: the host calls it
+    /// again (Kopf's HandlerChildrenRetry).
+    pub fn pending(&self) -> bool {
+        self.response["outcome"].str_at("status") == "children"
+    }
     /// Whether a webhook allowed the request.
     pub fn allowed(&self) -> bool {
         self.response["admission"]["allowed"].as_bool().unwrap_or(false)
     }
 }
 
+/// One sub-handler that a call registered ([`Res::children`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Child {
+    /// The full id of the handler that registered it.
+    pub parent: String,
+    /// Its result or error when the module ran it in this call; None when
+    /// it did not (finished, sleeping, filtered, or used up).
+    pub outcome: Option<Result<Value, Error>>,
+    /// Its error options and param, as the response carries them.
+    pub options: Value,
+}
+
 struct FakeHost {
     state: Rc<RefCell<State>>,
     module: String,
     permissions: Value,
+    hosts: Vec<String>,
 }
 
 impl Harness {
@@ -127,6 +165,13 @@ impl Harness {
         self.state.borrow_mut().kube = Some(Box::new(f));
     }
 
+    /// Serves the module's outbound HTTP requests with `f`. A request to a
+    /// host the manifest does not allow panics, as the real host fails the
+    /// call; without `f`, a request gets an error.
+    pub fn http(&self, f: impl FnMut(&HttpRequest) -> HttpResponse + 'static) {
+        self.state.borrow_mut().http = Some(Box::new(f));
+    }
+
     /// Adds canned objects to the store.
     pub fn add(&self, group: &str, resource: &str, obj: &Value) {
         self.state.borrow_mut().put(group, resource, obj.clone());
@@ -148,6 +193,13 @@ impl Harness {
     /// `old` object for updates, field handlers and webhooks), to edit
     /// before [`Harness::call`].
     pub fn request(&self, id: &str, obj: Option<&Value>, old: Option<&Value>) -> Value {
+        self.request_for(id, obj, old, false)
+    }
+
+    /// The request of a handler's call, or of its callback filters' when
+    /// `filter` (old and new are then the whole object's essences, not
+    /// narrowed to the handler's field, as the host sends them).
+    fn request_for(&self, id: &str, obj: Option<&Value>, old: Option<&Value>, filter: bool) -> Value {
         let spec = self.spec(id).clone();
         let kind = Kind::parse(spec["kind"].as_str().unwrap_or("")).unwrap();
         let mut req = obj! {"handler" => id, "kind" => kind.as_str(), "retry" => 0, "started" => "2026-01-01T00:00:00Z"};
@@ -196,7 +248,7 @@ impl Harness {
             let field = spec["filters"].str_at("field");
             let mut before = old.map(|o| essence(o, field)).unwrap_or(Value::Null);
             let mut after = essence(&obj, field);
-            if !field.is_empty() {
+            if !field.is_empty() && !filter {
                 before = before.path(field).cloned().unwrap_or(Value::Null);
                 after = after.path(field).cloned().unwrap_or(Value::Null);
             }
@@ -252,7 +304,12 @@ impl Harness {
     /// Calls the module's handle entry point with a request, as the host
     /// does, and keeps the memo it returns for the object's next calls.
     pub fn call(&self, request: &Value) -> Res {
-        let mut host = FakeHost { state: self.state.clone(), module: self.module.name.clone(), permissions: self.manifest["permissions"]["kubernetes"].clone() };
+        let mut host = FakeHost {
+            state: self.state.clone(),
+            module: self.module.name.clone(),
+            permissions: self.manifest["permissions"]["kubernetes"].clone(),
+            hosts: self.manifest["permissions"]["hosts"].as_array().map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect()).unwrap_or_default(),
+        };
         let raw = self.module.handle_json(request.to_string().as_bytes(), &mut host).unwrap_or_else(|e| panic!("the module failed: {}", e));
         let response = Value::parse(&raw).unwrap_or_else(|e| panic!("the response is not JSON: {}: {}", e, raw));
         if let Some(memo) = response.get("memo") {
@@ -271,6 +328,7 @@ impl Harness {
                 Some(c) => Err(Error::admission(message, c as u16)),
                 None => Err(Error::permanent(message)),
             },
+            "children" => Err(Error::ChildrenRetry),
             _ => Err(Error::arbitrary(message)),
         };
         Res { raw, response, outcome }
@@ -287,6 +345,72 @@ impl Harness {
             }
         }
         self.call(&self.request(id, Some(obj), old))
+    }
+
+    /// The request of the next processing cycle after `res` answered
+    /// `req`, as the host builds it: the sub-handlers' progress carried over
+    /// (attempts counted; successes, permanent failures and errors their
+    /// options make final, finished), the parent's retry counted. Delays
+    /// are not waited for: every unfinished sub-handler is due.
+    pub fn next_cycle(&self, req: &Value, res: &Res) -> Value {
+        let mut states: Vec<Value> = req["subhandlers"].as_array().cloned().unwrap_or_default();
+        for s in res.response["subhandlers"].as_array().cloned().unwrap_or_default() {
+            let id = s.str_at("id").to_string();
+            let i = match states.iter().position(|st| st.str_at("id") == id) {
+                Some(i) => i,
+                None => {
+                    states.push(obj! {"id" => id.as_str(), "retry" => 0, "started" => req.str_at("started")});
+                    states.len() - 1
+                }
+            };
+            let st = states[i].as_object_mut().unwrap();
+            let finished = st.get("finished").and_then(Value::as_bool).unwrap_or(false);
+            let retry = st.get("retry").and_then(Value::as_i64).unwrap_or(0);
+            let retries = s["options"]["retries"].as_i64().unwrap_or(0);
+            if !s["outcome"].is_null() && !finished {
+                let o = &s["outcome"];
+                let done = match o.str_at("status") {
+                    "success" | "permanent" => true,
+                    "error" if matches!(s["options"].str_at("errors"), "ignored" | "permanent") => true,
+                    "children" => false,
+                    _ => retries > 0 && retry + 1 >= retries,
+                };
+                if done {
+                    st.insert("finished".into(), true.into());
+                }
+                st.insert("retry".into(), (retry + 1).into());
+            } else if s["outcome"].is_null() && !finished && retries > 0 && retry >= retries {
+                st.insert("finished".into(), true.into()); // used up: the host fails it
+            }
+            st.remove("sleeping");
+        }
+        let mut next = req.clone();
+        let m = next.as_object_mut().unwrap();
+        m.insert("subhandlers".into(), Value::Array(states));
+        let retry = req["retry"].as_i64().unwrap_or(0);
+        m.insert("retry".into(), (retry + 1).into());
+        next
+    }
+
+    /// Runs handler `id` on `obj` (`old` as for [`Harness::run`]) cycle
+    /// after cycle, as the host does while it has unfinished sub-handlers,
+    /// until it has none or `max` cycles passed, and returns every cycle's
+    /// response.
+    pub fn run_cycles(&self, id: &str, obj: &Value, old: Option<&Value>, max: usize) -> Vec<Res> {
+        let mut req = self.request(id, Some(obj), old);
+        let mut out: Vec<Res> = Vec::new();
+        while out.len() < max {
+            let res = self.call(&req);
+            let pending = res.pending();
+            if pending {
+                req = self.next_cycle(&req, &res);
+            }
+            out.push(res);
+            if !pending {
+                break;
+            }
+        }
+        out
     }
 
     /// Makes [`Harness::run`] call handlers that the host would not call
@@ -324,7 +448,7 @@ impl Harness {
 
     /// Asks a handler's `when` filter about `obj`.
     pub fn matches(&self, id: &str, obj: &Value, old: Option<&Value>) -> bool {
-        let mut req = self.request(id, Some(obj), old);
+        let mut req = self.request_for(id, Some(obj), old, true);
         req.as_object_mut().unwrap().insert("call".into(), "when".into());
         self.call(&req).response["matched"].as_bool().unwrap_or(false)
     }
@@ -361,6 +485,48 @@ impl Host for FakeHost {
         self.state.borrow_mut().calls.push(HostCall { func: func.into(), request: req, reply: reply.clone() });
         reply.map(String::into_bytes)
     }
+
+    fn http(&mut self, req: &HttpRequest) -> Result<HttpResponse, String> {
+        let host = url_host(&req.url);
+        if !self.hosts.iter().any(|p| glob(p, &host)) {
+            panic!("http_request: the request to {} is not allowed: declare its host with allow_hosts (the host fails the call)", req.url);
+        }
+        let reply = match self.state.borrow_mut().http.as_mut() {
+            Some(f) => Ok(f(req)),
+            None => Err("the test serves no outbound HTTP: call Harness::http".to_string()),
+        };
+        let shown = match &reply {
+            Ok(r) => Some(format!("{{\"status\":{}}}", r.status)),
+            Err(_) => None,
+        };
+        self.state.borrow_mut().calls.push(HostCall { func: "http_request".into(), request: req.to_json(), reply: shown });
+        reply
+    }
+}
+
+/// The host name of a URL ("" when it has none).
+fn url_host(url: &str) -> String {
+    let rest = url.split("://").nth(1).unwrap_or("");
+    let authority = rest.split(|c| c == '/' || c == '?' || c == '#').next().unwrap_or("");
+    let hostport = authority.rsplit('@').next().unwrap_or("");
+    if let Some(v6) = hostport.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or("").to_string();
+    }
+    hostport.split(':').next().unwrap_or("").to_string()
+}
+
+/// Go's path.Match for host names: `*` is any run of characters, `?` one.
+fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    fn at(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|i| at(&p[1..], &n[i..])),
+            Some('?') => !n.is_empty() && at(&p[1..], &n[1..]),
+            Some(c) => n.first() == Some(c) && at(&p[1..], &n[1..]),
+        }
+    }
+    at(&p, &n)
 }
 
 impl FakeHost {

@@ -33,3 +33,31 @@ fn events_about_objects_and_about_none() {
         ]
     );
 }
+
+fn failing(ctx: &mut Context) -> Result {
+    let pod = obj! {"apiVersion" => "v1", "kind" => "Pod", "metadata" => obj!{"name" => "p", "namespace" => "ns"}};
+    let err = match ctx.client("", "v1", "pods").namespace("ns").get("p") {
+        Err(e) => e,
+        Ok(_) => return Ok(Value::Null),
+    };
+    ctx.exception(&[pod.clone()], "", "could not read it:", &err)?;
+    ctx.exception(&[pod], "Quota", "over quota", "")?;
+    ctx.info_about(&[ctx.body().clone()], "Seen", "seen")?;
+    ctx.warn_about(&[], "Nothing", "about no object")?;
+    Ok(Value::Null)
+}
+
+#[test]
+fn exceptions_are_error_events_named_after_the_error() {
+    let body = obj! {"apiVersion" => "kopf.dev/v1", "kind" => "KopfExample", "metadata" => obj!{"name" => "a", "namespace" => "default"}};
+    let h = Harness::new(Module::build("events", "0.1.0", |m| {
+        m.on_create("kopf.dev", "v1", "kopfexamples", "failing", failing);
+    }));
+    assert_eq!(h.run("failing", &body, None).outcome, Ok(Value::Null));
+    let got: Vec<String> = h.events().iter().map(|e| format!("{} {} {}", e.str_at("type"), e.str_at("reason"), e.str_at("message"))).collect();
+    assert_eq!(got.len(), 3, "{:?}", got);
+    assert!(got[0].starts_with("Error ApiError could not read it: kopf: get pods ns/p:"), "{}", got[0]);
+    assert_eq!(got[1], "Error Quota over quota");
+    assert_eq!(got[2], "Normal Seen seen");
+    assert_eq!(h.events()[1]["about"], obj! {"apiVersion" => "v1", "kind" => "Pod", "name" => "p", "namespace" => "ns"});
+}

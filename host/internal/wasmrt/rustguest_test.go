@@ -2,12 +2,16 @@ package wasmrt
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/internal/e2etest"
 	"github.com/kopf-wasm/kopf-wasm/internal/guestwasm"
 )
@@ -76,4 +80,40 @@ func TestLogFlood(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestRustOutboundHTTP: a Rust guest's outbound HTTP (ctx.http in
+// examples/rust/outbound, over Extism's kernel) reaches a host its
+// manifest allows, with its header, and gets the status, body and
+// headers; a host it did not declare fails the call with the host's
+// message, and the server sees nothing.
+func TestRustOutboundHTTP(t *testing.T) {
+	var hits atomic.Int32
+	srv := replyServer(t, &hits)
+	r := newRuntime(t, Options{Logger: discardLogger()})
+	m, err := r.Load(t.Context(), "outbound-rust", guestwasm.Bytes(t, guestwasm.Rust, "outbound"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(url string) (*abi.Response, error) {
+		req := request("get", 100)
+		req.Param = json.RawMessage(strconv.Quote(url))
+		return m.Handle(t.Context(), req, nil)
+	}
+	resp, err := get(srv.URL + "/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"body":"hello guest","header":"pong","status":202}`; string(resp.Result) != want {
+		t.Errorf("result %s (%s), want %s", resp.Result, resp.Outcome.Message, want)
+	}
+	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/ping"
+	_, err = get(url)
+	var cerr *CallError
+	if !errors.As(err, &cerr) || !strings.Contains(cerr.Error(), "the request to "+url+" is not allowed") {
+		t.Errorf("error %v, want a call error saying the request to %s is not allowed", err, url)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("the server saw %d requests, want 1", hits.Load())
+	}
 }
