@@ -14,7 +14,7 @@
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-export class FakeHost {
+export class Host {
   constructor(wasm) {
     this.blocks = new Map(); // offset -> Uint8Array
     this.next = 1;
@@ -505,3 +505,6 @@ function mergePatch(target, patch) {
   }
   return out;
 }
+
+/** The test kit's host under its former name (every SDK's kit calls it Host). */
+export const FakeHost = Host;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
-import { FakeHost, declaredWhyNot, callbackRefusal } from "./fakehost.mjs";
+import { Host, declaredWhyNot, callbackRefusal } from "./fakehost.mjs";
 
 const sdk = join(dirname(fileURLToPath(import.meta.url)), "..");
 const root = join(sdk, "..", "..");
@@ -72,9 +72,9 @@ function sameBytes(name, got) {
   assert.equal(indented(got), fixture(name), `${name}: the module's bytes differ from the fixture`);
 }
 
-test("golden: manifest.json", () => sameBytes("manifest.json", new FakeHost(golden).manifestRaw));
+test("golden: manifest.json", () => sameBytes("manifest.json", new Host(golden).manifestRaw));
 test("golden: response-success.json and log.json", () => {
-  const h = new FakeHost(golden);
+  const h = new Host(golden);
   const req = h.request("create_fn", example);
   req.memo = { seen: 1 };
   sameBytes("response-success.json", h.call(req).raw);
@@ -83,15 +83,15 @@ test("golden: response-success.json and log.json", () => {
   sameBytes("log.json", h.calls[0].request);
 });
 test("golden: response-temporary.json", () => {
-  const h = new FakeHost(golden);
+  const h = new Host(golden);
   sameBytes("response-temporary.json", h.call(fixture("request-update.json")).raw);
 });
 test("golden: response-validate.json", () => {
-  const h = new FakeHost(golden);
+  const h = new Host(golden);
   sameBytes("response-validate.json", h.call(fixture("request-validate.json")).raw);
 });
 test("golden: kube-response-forbidden.json", () => {
-  const h = new FakeHost(golden);
+  const h = new Host(golden);
   const res = h.run("delete_fn", example);
   assert.equal(h.calls.length, 1);
   assert.equal(h.calls[0].func, "kube_request");
@@ -100,7 +100,7 @@ test("golden: kube-response-forbidden.json", () => {
   assert.equal(res.response.outcome.status, "error");
 });
 test("field, when, daemon, timer, startup", () => {
-  const h = new FakeHost(golden);
+  const h = new Host(golden);
   const old = structuredClone(example);
   old.spec.field = "old";
   // field_fn wants an owner annotation: the host would not call it without
@@ -123,12 +123,12 @@ test("field, when, daemon, timer, startup", () => {
   assert.deepEqual(h.call(h.request("configure")).response, { outcome: { status: "success" } });
 });
 test("an unknown handler is an arbitrary error; a request that is not JSON fails the call", () => {
-  const h = new FakeHost(golden);
+  const h = new Host(golden);
   assert.deepEqual(h.call({ handler: "nope" }).response.outcome, { status: "error", message: 'module "kopfexample" has no handler "nope"; rebuild or reload the module' });
   assert.throws(() => h.call("{"), /kopf_handle returned 1: kopf: the request is not a JSON object/);
 });
 {
-  const h = new FakeHost(golden);
+  const h = new Host(golden);
   for (const name of Object.keys(h.instance.exports).filter((n) => n.startsWith("test_"))) {
     test(`unit: ${name}`, () => h.invoke(name, ""));
   }
@@ -136,7 +136,7 @@ test("an unknown handler is an arbitrary error; a request that is not JSON fails
 
 const kex = build(join(root, "examples", "assemblyscript", "kopfexample", "assembly", "index.ts"), "kopfexample");
 test("kopfexample: manifest", () => {
-  const m = new FakeHost(kex).manifest;
+  const m = new Host(kex).manifest;
   assert.equal(m.module.name, "kopfexample");
   assert.deepEqual(m.handlers.map((h) => [h.id, h.kind, h.resource]), [
     ["create_fn", "create", { group: "kopf.dev", version: "v1", name: "kopfexamples" }],
@@ -147,7 +147,7 @@ test("kopfexample: manifest", () => {
 test("kopfexample: handlers", () => {
   const obj = (field) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "kopf-example-1", namespace: "default", uid: "u1" }, spec: { field } });
   for (const [id, o, old, message] of [["create_fn", obj("a"), null, "hello world"], ["update_fn", obj("b"), obj("a"), "updated"], ["delete_fn", obj("b"), null, "deleted"]]) {
-    const h = new FakeHost(kex);
+    const h = new Host(kex);
     const res = h.run(id, o, old);
     assert.deepEqual(res.response, { outcome: { status: "success" }, result: { message } }, id);
     assert.equal(h.logs().length, 1);
@@ -159,7 +159,7 @@ test("kopfexample: handlers", () => {
 test("kopfexample: the host's log level", () => {
   const o = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "kopf-example-1", namespace: "default", uid: "u1" }, spec: { field: "a" } };
   for (const [level, logs] of [["", 1], ["debug", 1], ["info", 1], ["warning", 0], ["error", 0], ["trace", 1]]) {
-    const h = new FakeHost(kex);
+    const h = new Host(kex);
     const req = h.request("create_fn", o);
     if (level) req.logLevel = level;
     assert.deepEqual(h.call(req).response, { outcome: { status: "success" }, result: { message: "hello world" } }, level);
@@ -172,12 +172,12 @@ test("kopfexample: the host's log level", () => {
 const children = build(join(root, "examples", "assemblyscript", "children", "assembly", "index.ts"), "children");
 const family = (field, status) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "family", namespace: "default", uid: "u1", labels: { team: "a" } }, spec: { field }, ...(status ? { status } : {}) });
 test("children: manifest", () => {
-  const m = new FakeHost(children).manifest;
+  const m = new Host(children).manifest;
   assert.deepEqual(m.handlers.map((h) => h.id), ["create_child", "sync/spec.field", "heartbeat"]);
   assert.equal(m.handlers[2].options.interval, 1);
 });
 test("children: create adopts the child", () => {
-  const h = new FakeHost(children);
+  const h = new Host(children);
   assert.deepEqual(h.run("create_child", family("one")).response.result, { child: "family-child" });
   const cm = h.objects.get("/configmaps/default/family-child");
   assert.equal(cm.data.field, "one");
@@ -187,15 +187,15 @@ test("children: create adopts the child", () => {
   assert.deepEqual(h.run("create_child", family("one")).response.result, { child: "family-child" });
 });
 test("children: sync patches the child", () => {
-  const h = new FakeHost(children);
+  const h = new Host(children);
   assert.equal(h.run("sync/spec.field", family("two"), family("one")).response.outcome.status, "temporary");
   h.run("create_child", family("one"));
   assert.deepEqual(h.run("sync/spec.field", family("two"), family("one")).response.result, { field: "two" });
   assert.equal(h.objects.get("/configmaps/default/family-child").data.field, "two");
 });
 test("children: heartbeat counts", () => {
-  assert.deepEqual(new FakeHost(children).run("heartbeat", family("one")).response.result, { beats: 1 });
-  assert.deepEqual(new FakeHost(children).run("heartbeat", family("one", { heartbeat: { beats: 4 } })).response.result, { beats: 5 });
+  assert.deepEqual(new Host(children).run("heartbeat", family("one")).response.result, { beats: 1 });
+  assert.deepEqual(new Host(children).run("heartbeat", family("one", { heartbeat: { beats: 4 } })).response.result, { beats: 5 });
 });
 
 // examples/assemblyscript/conversion: a convert handler (beyond Kopf),
@@ -203,23 +203,23 @@ test("children: heartbeat counts", () => {
 const conversion = build(join(root, "examples", "assemblyscript", "conversion", "assembly", "index.ts"), "conversion");
 const widget = (version, spec) => ({ apiVersion: `kopf.dev/${version}`, kind: "Widget", metadata: { name: "w", namespace: "default" }, spec });
 test("conversion: manifest", () => {
-  const m = new FakeHost(conversion).manifest;
+  const m = new Host(conversion).manifest;
   assert.deepEqual(m.handlers, [{ id: "convert", kind: "convert", resource: { group: "kopf.dev", version: "v1", name: "widgets" },
     filters: {}, options: { versions: ["v1alpha1", "v1"] } }]);
 });
 test("conversion: both ways", () => {
-  const h = new FakeHost(conversion);
+  const h = new Host(conversion);
   assert.deepEqual(h.convert("convert", widget("v1alpha1", { size: "3" }), "kopf.dev/v1").response, { outcome: { status: "success" }, result: { spec: { replicas: 3 } } });
   assert.deepEqual(h.convert("convert", widget("v1", { replicas: 5 }), "kopf.dev/v1alpha1").response, { outcome: { status: "success" }, result: { spec: { size: "5" } } });
   assert.deepEqual(h.convert("convert", widget("v1", {}), "kopf.dev/v1alpha1").response.result, { spec: {} });
 });
 test("conversion: a size that is no number fails with the message", () => {
-  const res = new FakeHost(conversion).convert("convert", widget("v1alpha1", { size: "many" }), "kopf.dev/v1").response;
+  const res = new Host(conversion).convert("convert", widget("v1alpha1", { size: "many" }), "kopf.dev/v1").response;
   assert.deepEqual(res.outcome, { status: "permanent", message: 'spec.size "many" is not a number' });
 });
 test("conversion: registration mistakes fail the manifest", () => {
   const mistakes = build(join(sdk, "test", "convert_mistakes.ts"), "convert_mistakes");
-  assert.throws(() => new FakeHost(mistakes), (e) => {
+  assert.throws(() => new Host(mistakes), (e) => {
     for (const want of ["option versions of handler empty: no versions", 'handler "qualified" declares the version "kopf.dev/v1"',
       'handler "core" is a convert handler of a core resource', "option labels does not apply to convert handlers (handler labelled)",
       "option versions does not apply to validate handlers (handler validator)"]) {
@@ -233,11 +233,11 @@ test("conversion: registration mistakes fail the manifest", () => {
 // entry with its own filters, picked by the request's kind.
 const several = build(join(sdk, "test", "several_kinds.ts"), "several_kinds");
 test("one function under several kinds: the manifest", () => {
-  assert.deepEqual(new FakeHost(several).manifest.handlers.map((h) => [h.id, h.kind, !!h.filters.when]),
+  assert.deepEqual(new Host(several).manifest.handlers.map((h) => [h.id, h.kind, !!h.filters.when]),
     [["reconcile", "resume", true], ["reconcile", "create", false], ["reconcile", "update", false]]);
 });
 test("one function under several kinds: the request's kind picks the entry", () => {
-  const h = new FakeHost(several);
+  const h = new Host(several);
   const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default", labels: { app: "web" } } };
   const when = (kind) => h.call({ ...h.request("reconcile", pod), kind, reason: kind, call: "when" }).response.matched;
   assert.equal(when("resume"), false);
@@ -246,7 +246,7 @@ test("one function under several kinds: the request's kind picks the entry", () 
 });
 test("one function under several kinds: ids declared twice wrongly fail the manifest", () => {
   const mistakes = build(join(sdk, "test", "several_mistakes.ts"), "several_mistakes");
-  assert.throws(() => new FakeHost(mistakes), (e) => {
+  assert.throws(() => new Host(mistakes), (e) => {
     for (const want of ['handler "two-functions" is declared twice, for two different functions: give one of them an id of its own', 'handler "one-kind-twice" is declared twice as a create handler',
       'handler "daemon-too" is declared twice (only create, update, delete, resume and field handlers share an id)',
       'handler "both-delays" sets both initialDelay and initialDelayCallback', "option initialDelayFrom does not apply to create handlers (handler create-delayed)"]) {
@@ -260,7 +260,7 @@ test("one function under several kinds: ids declared twice wrongly fail the mani
 // posts nothing, as Kopf's kopf.event([], ...).
 const events = build(join(sdk, "test", "events.ts"), "events");
 test("events about objects, and about none", () => {
-  const h = new FakeHost(events);
+  const h = new Host(events);
   const obj = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "a", namespace: "default" } };
   assert.deepEqual(h.run("post", obj).response.outcome, { status: "success" });
   assert.deepEqual(h.events(), [
@@ -272,7 +272,7 @@ test("events about objects, and about none", () => {
 // Kopf's callable initial_delay.
 const delays = build(join(sdk, "test", "initial_delay.ts"), "initial_delay");
 test("callable initial delay: the manifest marks it; the host's call gets the seconds", () => {
-  const h = new FakeHost(delays);
+  const h = new Host(delays);
   assert.equal(h.manifest.handlers[0].options.initialDelayCallback, true);
   const ex = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "a", namespace: "default" }, spec: { delay: 2.5 } };
   assert.deepEqual(h.call({ ...h.request("later", ex), call: "initialDelay" }).response, { outcome: { status: "success" }, result: 2.5 });
@@ -282,7 +282,7 @@ test("callable initial delay: the manifest marks it; the host's call gets the se
 const subs = build(join(sdk, "test", "subhandlers.ts"), "subhandlers");
 const subObj = (labels) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "s", namespace: "default", uid: "u1", labels }, spec: { field: "x" } });
 test("sub-handlers: run when the parent returns, with their own progress, until all are finished", () => {
-  const h = new FakeHost(subs);
+  const h = new Host(subs);
   const cycles = h.runCycles("create_fn", subObj({ skip: "yes", team: "a" }));
   assert.equal(cycles.length, 2);
   const [first, second] = cycles;
@@ -306,18 +306,18 @@ test("sub-handlers: run when the parent returns, with their own progress, until 
   ]);
 });
 test("sub-handlers: a label filter, callable or not, leaves one out unrun and unwaited", () => {
-  const h = new FakeHost(subs);
+  const h = new Host(subs);
   const ids = h.runCycles("create_fn", subObj({ team: "b" }))[0].subhandlers.map((s) => s.id);
   assert.deepEqual(ids, ["create_fn/a", "create_fn/b", "create_fn/skipped", "create_fn/by_callable", "create_fn/nested", "create_fn/nested/inner"]);
 });
 test("sub-handlers: execute() returns the outcome to return while some are unfinished", () => {
-  const h = new FakeHost(subs);
+  const h = new Host(subs);
   const obj = subObj({});
   const cycles = h.runCycles("explicit", obj, { ...obj, spec: { field: "old" } });
   assert.deepEqual(cycles.map((c) => [c.outcome.status, c.result]), [["children", undefined], ["success", "after"]]);
 });
 test("sub-handlers: of a timer, a permanent outcome of their own; used-up retries are not called", () => {
-  const h = new FakeHost(subs);
+  const h = new Host(subs);
   const res = h.run("tick", subObj({})).response;
   assert.deepEqual(res.outcome, { status: "success" });
   assert.deepEqual(res.subhandlers, [
@@ -336,7 +336,7 @@ test("sub-handlers: of a timer, a permanent outcome of their own; used-up retrie
 const callables = build(join(sdk, "test", "callables.ts"), "callables");
 const sized = (name, size, labels, annotations) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name, namespace: "default", labels, annotations }, spec: { size } });
 test("callable filters: the manifest marks them, the module decides after the declarative ones", () => {
-  const h = new FakeHost(callables);
+  const h = new Host(callables);
   assert.deepEqual(h.spec("by_label").filters, { labels: { team: { callback: true } }, annotations: { note: { present: true } }, when: true });
   assert.deepEqual(h.spec("by_value/spec.size").filters, { field: "spec.size", value: { callback: true }, when: true });
   assert.deepEqual(h.spec("by_old_new/spec.size").filters, { field: "spec.size", old: { callback: true }, new: { callback: true }, when: true });
@@ -360,7 +360,7 @@ test("callable filters: the manifest marks them, the module decides after the de
   assert.equal(h.whyNot("event_value/spec.size", sized("a", 2)), "its callable value filter on spec.size (or its when filter, if it has one) returned false");
 });
 test("selectors: everything, a category, a callable", () => {
-  const h = new FakeHost(callables);
+  const h = new Host(callables);
   assert.deepEqual(h.spec("everything").resource, { name: "", everything: true });
   assert.deepEqual(h.spec("category").resource, { name: "", category: "all" });
   assert.deepEqual(h.spec("selected").resource, { group: "kopf.dev", name: "", callback: true });
@@ -373,7 +373,7 @@ test("selectors: everything, a category, a callable", () => {
     { status: "error", message: "handler everything has no callable selector" });
 });
 test("one function under several resources of one kind: one id, the param tells them apart", () => {
-  const h = new FakeHost(callables);
+  const h = new Host(callables);
   const multi = h.manifest.handlers.filter((s) => s.id === "multi");
   assert.deepEqual(multi.map((s) => [s.kind, s.resource.name, s.options.param]), [["update", "pods", "pods"], ["update", "services", "services"]]);
   assert.deepEqual(h.manifest.handlers.filter((s) => s.id === "watch").map((s) => s.resource.name), ["pods", "configmaps"]);
@@ -382,7 +382,7 @@ test("one function under several resources of one kind: one id, the param tells 
 });
 test("selector and several-resource mistakes fail the manifest", () => {
   const mistakes = build(join(sdk, "test", "part2_mistakes.ts"), "part2_mistakes");
-  assert.throws(() => new FakeHost(mistakes), (e) => {
+  assert.throws(() => new Host(mistakes), (e) => {
     for (const want of [
       'handler "other-filters" is declared twice as a update handler with other filters or options: one function under several resources of one kind must have the same filters and options (param may differ)',
       'handler "same-resource" is declared twice as a update handler: give one of them an id of its own',
@@ -402,7 +402,7 @@ test("a large index is read whole from the host, once per call", () => {
   const big = {};
   for (let i = 0; i < 2000; i++) big["field-" + i] = ["name-" + i, "other-" + i];
   for (const [limit, lookups] of [[Infinity, 0], [4096, 1]]) {
-    const h = new FakeHost(services);
+    const h = new Host(services);
     h.indices = { by_field: big };
     h.indexInline = limit;
     const req = h.request("index_size");
@@ -411,7 +411,7 @@ test("a large index is read whole from the host, once per call", () => {
     assert.deepEqual(h.requests("index_lookup"), lookups ? [{ index: "by_field", key: null, all: true }] : []);
   }
   // The host failing to read it: an empty index, and an error record.
-  const h = new FakeHost(services);
+  const h = new Host(services);
   h.indices = { by_field: big };
   h.indexInline = 10;
   const req = h.request("index_size");
@@ -420,7 +420,7 @@ test("a large index is read whole from the host, once per call", () => {
   assert.equal(h.logs()[0].message, "kopf: the index could not be read from the host");
 });
 test("outbound HTTP to a declared host; another fails the call", () => {
-  const h = new FakeHost(services);
+  const h = new Host(services);
   assert.deepEqual(h.manifest.permissions.hosts, ["*.example.com"]);
   h.http = (req, body) => ({ status: 201, headers: { "x-reply": "yes" }, body: JSON.stringify({ got: JSON.parse(body), guest: req.headers["X-Guest"], method: req.method }) });
   assert.deepEqual(h.run("fetch", item("a", "x")).response.result, { status: 201, reply: "yes", body: { got: { name: "a" }, guest: "kopf", method: "POST" } });
@@ -428,7 +428,7 @@ test("outbound HTTP to a declared host; another fails the call", () => {
   assert.throws(() => h.run("fetch_other", item("a", "x")), /the request to https:\/\/evil.example.org\/ is not allowed: declare its host/);
 });
 test("Events: kopf.exception, info and warn about objects", () => {
-  const h = new FakeHost(services);
+  const h = new Host(services);
   assert.deepEqual(h.run("exception", item("a", "x")).response.outcome, { status: "success" });
   const about = { apiVersion: "kopf.dev/v1", kind: "KopfExample", name: "a", namespace: "default", uid: "u-a" };
   assert.deepEqual(h.events(), [
@@ -438,7 +438,7 @@ test("Events: kopf.exception, info and warn about objects", () => {
   ]);
 });
 test("typed access: a class with typed getters over the object", () => {
-  const h = new FakeHost(services);
+  const h = new Host(services);
   assert.deepEqual(h.run("typed", item("a", "x")).response.result, { field: "x", replicas: 2, ready: true, name: "a", team: "a", generation: 3, kind: "KopfExample" });
 });
 
@@ -447,28 +447,28 @@ test("typed access: a class with typed getters over the object", () => {
 const allkinds = build(join(root, "examples", "assemblyscript", "allkinds", "assembly", "index.ts"), "allkinds");
 const akObj = (name, field, labels) => ({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name, namespace: "default", uid: "u-" + name, labels }, spec: { field } });
 test("allkinds: the manifest has every kind but convert", () => {
-  assert.deepEqual(new FakeHost(allkinds).manifest.handlers.map((h) => [h.id, h.kind]), [
+  assert.deepEqual(new Host(allkinds).manifest.handlers.map((h) => [h.id, h.kind]), [
     ["startup_fn", "startup"], ["cleanup_fn", "cleanup"], ["create_fn", "create"], ["update_fn", "update"], ["field_fn/spec.field", "field"],
     ["delete_fn", "delete"], ["resume_fn", "resume"], ["event_fn", "event"], ["timer_fn", "timer"], ["daemon_fn", "daemon"],
     ["by_field", "index"], ["index_size", "probe"], ["validate_fn", "validate"], ["mutate_fn", "mutate"],
   ]);
 });
 test("allkinds: create_fn posts its Event and finishes its two sub-handlers in one call", () => {
-  const h = new FakeHost(allkinds);
+  const h = new Host(allkinds);
   const [res] = h.runCycles("create_fn", akObj("one", "a"));
   assert.deepEqual(res.outcome, { status: "success" });
   assert.deepEqual(res.subhandlers.map((s) => [s.id, s.result]), [["create_fn/a", "sub a"], ["create_fn/b", "sub b"]]);
   assert.deepEqual(h.events(), [{ type: "Normal", reason: "AllKinds", message: "created" }]);
 });
 test("allkinds: update_fn's callable label filter, field_fn's old and new", () => {
-  const h = new FakeHost(allkinds);
+  const h = new Host(allkinds);
   assert.deepEqual(h.run("update_fn", akObj("one", "c"), akObj("one", "a")).response.result, { field: "c" });
   assert.equal(h.whyNot("update_fn", akObj("one", "d", { skip: "yes" }), akObj("one", "c")), "its callable labels filter on skip (or its when filter, if it has one) returned false");
   assert.deepEqual(h.run("field_fn/spec.field", akObj("one", "c"), akObj("one", "a")).response.result, { old: "a", new: "c" });
   assert.deepEqual(h.run("field_fn/spec.field", akObj("one", "a")).response.result, { old: null, new: "a" });
 });
 test("allkinds: the timer patches once, the daemon waits to be stopped, the probe counts the index's keys", () => {
-  const h = new FakeHost(allkinds);
+  const h = new Host(allkinds);
   assert.deepEqual(h.run("timer_fn", akObj("one", "a")).response.patch, { merge: { status: { ticked: true } } });
   assert.equal(h.run("timer_fn", { ...akObj("one", "a"), status: { ticked: true } }).response.patch, undefined);
   h.stopAfter = 1;
@@ -480,7 +480,7 @@ test("allkinds: the timer patches once, the daemon waits to be stopped, the prob
   assert.equal(h.call(h.request("index_size")).response.result, 2);
 });
 test("allkinds: validate_fn refuses a forbidden field, mutate_fn labels", () => {
-  const h = new FakeHost(allkinds);
+  const h = new Host(allkinds);
   assert.deepEqual(h.run("validate_fn", akObj("bad", "forbidden")).response.admission, { allowed: false, code: 500, message: "field must not be forbidden" });
   assert.deepEqual(h.run("validate_fn", akObj("good", "a")).response.admission, { allowed: true });
   assert.deepEqual(h.run("mutate_fn", akObj("one", "a")).response.patch, { merge: { metadata: { labels: { "allkinds-mutated": "yes" } } } });

@@ -26,7 +26,7 @@
 //! ```
 //!
 //! Build with `cargo build --release --target wasm32-wasi` (crate-type
-//! cdylib); test natively with [`testing::Harness`].
+//! cdylib); test natively with [`testing::Host`].
 
 pub mod abi;
 mod context;

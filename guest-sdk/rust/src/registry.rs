@@ -148,11 +148,19 @@ impl Module {
         Module { name: name.into(), version: version.into(), handlers: Vec::new(), permissions: Vec::new(), hosts: Vec::new(), problems: Vec::new() }
     }
 
-    /// Names the module and its version (by default the crate's).
-    pub fn name(&mut self, name: &str, version: &str) -> &mut Module {
+    /// Declares the module: its name and version (by default the crate's).
+    /// Every SDK spells it `module` (Go's `kopf.Module`, AssemblyScript's
+    /// and Python's `kopf.module`).
+    pub fn module(&mut self, name: &str, version: &str) -> &mut Module {
         self.name = name.into();
         self.version = version.into();
         self
+    }
+
+    /// The former spelling of [`Module::module`].
+    #[deprecated(note = "use m.module(name, version), the spelling every SDK uses")]
+    pub fn name(&mut self, name: &str, version: &str) -> &mut Module {
+        self.module(name, version)
     }
 
     /// Declares that handlers make Kubernetes requests with `verbs` ("get",

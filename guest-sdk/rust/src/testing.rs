@@ -7,7 +7,7 @@
 //! ```ignore
 //! #[test]
 //! fn create() {
-//!     let h = kopf::testing::Harness::new(kopf::module!(register));
+//!     let h = kopf::testing::Host::new(kopf::module!(register));
 //!     let res = h.run("create_fn", &obj, None);
 //!     assert_eq!(res.outcome, Ok(obj!{"message" => "hello world"}));
 //!     assert_eq!(h.logs().len(), 1);
@@ -22,7 +22,7 @@ use crate::abi::{self, write_host_error, Kind, ObjWriter};
 use crate::errors::Error;
 use crate::json::{Map, Value};
 use crate::registry::Module;
-use crate::host::Host;
+use crate::host::Host as HostFunctions;
 use crate::http::{HttpRequest, HttpResponse};
 use crate::obj;
 
@@ -52,25 +52,28 @@ struct State {
     force: bool,
 }
 
-/// The fake host and the module under test.
-pub struct Harness {
+/// The fake host and the module under test: the test kit's host, named
+/// `Host` in every SDK (Go's `kopftest.Host`, Python's `kopf.testing.Host`,
+/// AssemblyScript's `Host` in test/fakehost.mjs).
+pub struct Host {
     module: Module,
     manifest: Value,
     state: Rc<RefCell<State>>,
 }
 
-/// A handler call's response.
+/// A handler call's response. Name it `testing::Result`, as `io::Result`:
+/// a glob import of this module would hide the standard `Result`.
 #[derive(Clone, Debug)]
-pub struct Res {
+pub struct Result {
     /// The exact bytes the module wrote.
     pub raw: String,
     /// The response decoded.
     pub response: Value,
     /// The result on success, else the error the outcome describes.
-    pub outcome: Result<Value, Error>,
+    pub outcome: std::result::Result<Value, Error>,
 }
 
-impl Res {
+impl Result {
     /// The merge patch (null when none).
     pub fn merge(&self) -> &Value {
         &self.response["patch"]["merge"]
@@ -107,14 +110,14 @@ impl Res {
     }
 }
 
-/// One sub-handler that a call registered ([`Res::children`]).
+/// One sub-handler that a call registered ([`Result::children`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Child {
     /// The full id of the handler that registered it.
     pub parent: String,
     /// Its result or error when the module ran it in this call; None when
     /// it did not (finished, sleeping, filtered, or used up).
-    pub outcome: Option<Result<Value, Error>>,
+    pub outcome: Option<std::result::Result<Value, Error>>,
     /// Its error options and param, as the response carries them.
     pub options: Value,
 }
@@ -126,16 +129,16 @@ struct FakeHost {
     hosts: Vec<String>,
 }
 
-impl Harness {
-    /// A harness for `module` (from `kopf::module!(register)`); panics on
+impl Host {
+    /// A fake host for `module` (from `kopf::module!(register)`); panics on
     /// registration mistakes, as the host refuses such a module.
-    pub fn new(module: Module) -> Harness {
+    pub fn new(module: Module) -> Host {
         let raw = match module.manifest_json() {
             Ok(raw) => raw,
             Err(e) => panic!("{}", e),
         };
         let manifest = Value::parse(&raw).expect("the manifest is JSON");
-        Harness { module, manifest, state: Rc::new(RefCell::new(State::default())) }
+        Host { module, manifest, state: Rc::new(RefCell::new(State::default())) }
     }
 
     /// The manifest as the module exports it.
@@ -191,7 +194,7 @@ impl Harness {
 
     /// The request the host would send to handler `id` for `obj` (and the
     /// `old` object for updates, field handlers and webhooks), to edit
-    /// before [`Harness::call`].
+    /// before [`Host::call`].
     pub fn request(&self, id: &str, obj: Option<&Value>, old: Option<&Value>) -> Value {
         self.request_for(id, obj, old, false)
     }
@@ -303,7 +306,7 @@ impl Harness {
 
     /// Calls the module's handle entry point with a request, as the host
     /// does, and keeps the memo it returns for the object's next calls.
-    pub fn call(&self, request: &Value) -> Res {
+    pub fn call(&self, request: &Value) -> Result {
         let mut host = FakeHost {
             state: self.state.clone(),
             module: self.module.name.clone(),
@@ -331,13 +334,13 @@ impl Harness {
             "children" => Err(Error::ChildrenRetry),
             _ => Err(Error::arbitrary(message)),
         };
-        Res { raw, response, outcome }
+        Result { raw, response, outcome }
     }
 
     /// Runs handler `id` on `obj` (with `old` for updates, field handlers
     /// and webhooks). Panics when the host would not call the handler for
-    /// this object (see [`Harness::why_not`]), unless [`Harness::force`].
-    pub fn run(&self, id: &str, obj: &Value, old: Option<&Value>) -> Res {
+    /// this object (see [`Host::why_not`]), unless [`Host::force`].
+    pub fn run(&self, id: &str, obj: &Value, old: Option<&Value>) -> Result {
         if !self.state.borrow().force {
             let why = self.why_not(id, obj, old);
             if !why.is_empty() {
@@ -352,7 +355,7 @@ impl Harness {
     /// (attempts counted; successes, permanent failures and errors their
     /// options make final, finished), the parent's retry counted. Delays
     /// are not waited for: every unfinished sub-handler is due.
-    pub fn next_cycle(&self, req: &Value, res: &Res) -> Value {
+    pub fn next_cycle(&self, req: &Value, res: &Result) -> Value {
         let mut states: Vec<Value> = req["subhandlers"].as_array().cloned().unwrap_or_default();
         for s in res.response["subhandlers"].as_array().cloned().unwrap_or_default() {
             let id = s.str_at("id").to_string();
@@ -392,13 +395,13 @@ impl Harness {
         next
     }
 
-    /// Runs handler `id` on `obj` (`old` as for [`Harness::run`]) cycle
+    /// Runs handler `id` on `obj` (`old` as for [`Host::run`]) cycle
     /// after cycle, as the host does while it has unfinished sub-handlers,
     /// until it has none or `max` cycles passed, and returns every cycle's
     /// response.
-    pub fn run_cycles(&self, id: &str, obj: &Value, old: Option<&Value>, max: usize) -> Vec<Res> {
+    pub fn run_cycles(&self, id: &str, obj: &Value, old: Option<&Value>, max: usize) -> Vec<Result> {
         let mut req = self.request(id, Some(obj), old);
-        let mut out: Vec<Res> = Vec::new();
+        let mut out: Vec<Result> = Vec::new();
         while out.len() < max {
             let res = self.call(&req);
             let pending = res.pending();
@@ -413,14 +416,14 @@ impl Harness {
         out
     }
 
-    /// Makes [`Harness::run`] call handlers that the host would not call
+    /// Makes [`Host::run`] call handlers that the host would not call
     /// for the object (by default it panics).
     pub fn force(&self, on: bool) {
         self.state.borrow_mut().force = on;
     }
 
     /// Why the host would not call handler `id` for `obj` (`old` is the
-    /// previous state, as for [`Harness::run`]), or "" when it would: the
+    /// previous state, as for [`Host::run`]), or "" when it would: the
     /// declarative filters as the host applies them ([`declared_why_not`]),
     /// then the module's callable filters and `when`, asked as the host
     /// asks them.
@@ -440,7 +443,7 @@ impl Harness {
     /// ConversionReview: `obj` as the body, converted to
     /// `desired_api_version` ("group/version"). The result is what the
     /// handler returned (the host then sets its apiVersion and metadata).
-    pub fn convert(&self, id: &str, obj: &Value, desired_api_version: &str) -> Res {
+    pub fn convert(&self, id: &str, obj: &Value, desired_api_version: &str) -> Result {
         let mut req = self.request(id, Some(obj), None);
         req.as_object_mut().unwrap().insert("conversion".into(), obj! {"uid" => "kopftest-conversion", "desiredAPIVersion" => desired_api_version});
         self.call(&req)
@@ -478,7 +481,7 @@ impl Harness {
     }
 }
 
-impl Host for FakeHost {
+impl HostFunctions for FakeHost {
     fn call(&mut self, func: &str, request: &[u8]) -> Option<Vec<u8>> {
         let req = String::from_utf8_lossy(request).into_owned();
         let reply = self.answer(func, &req);
@@ -486,14 +489,14 @@ impl Host for FakeHost {
         reply.map(String::into_bytes)
     }
 
-    fn http(&mut self, req: &HttpRequest) -> Result<HttpResponse, String> {
+    fn http(&mut self, req: &HttpRequest) -> std::result::Result<HttpResponse, String> {
         let host = url_host(&req.url);
         if !self.hosts.iter().any(|p| glob(p, &host)) {
             panic!("http_request: the request to {} is not allowed: declare its host with allow_hosts (the host fails the call)", req.url);
         }
         let reply = match self.state.borrow_mut().http.as_mut() {
             Some(f) => Ok(f(req)),
-            None => Err("the test serves no outbound HTTP: call Harness::http".to_string()),
+            None => Err("the test serves no outbound HTTP: call Host::http".to_string()),
         };
         let shown = match &reply {
             Ok(r) => Some(format!("{{\"status\":{}}}", r.status)),
@@ -732,7 +735,7 @@ impl State {
                     return not_found();
                 }
                 if req.str_at("patchType") == "json" {
-                    return cluster_error(415, "UnsupportedMediaType", "the harness's object store applies merge patches only; serve JSON patches with Harness::kube");
+                    return cluster_error(415, "UnsupportedMediaType", "the test host's object store applies merge patches only; serve JSON patches with Host::kube");
                 }
                 let merged = merge_patch(current.unwrap_or_else(Value::object), &body);
                 self.put(group, resource, place(merged));
@@ -861,7 +864,7 @@ pub fn diff(path: &mut Vec<String>, old: &Value, new: &Value, out: &mut Vec<Valu
 /// value (for changing handlers on the old or the new essence), for update
 /// and field handlers that the field (or, without one, the essence)
 /// changed, and the old and new filters. Callable filters and `when` are
-/// the module's to answer ([`Harness::why_not`] asks). The shared table
+/// the module's to answer ([`Host::why_not`] asks). The shared table
 /// abi/testdata/filters.json checks it against the host.
 pub fn declared_why_not(spec: &Value, obj: Option<&Value>, old: Option<&Value>) -> String {
     let kind = match Kind::parse(spec.str_at("kind")) {
@@ -1008,3 +1011,11 @@ pub fn callback_refusal(filters: &Value) -> String {
         _ => format!("one of its callable filters ({}) or its when filter, if it has one, returned false", callables.join(", ")),
     }
 }
+
+/// The test kit's host under its former name.
+#[deprecated(note = "renamed to testing::Host, the name every SDK's test kit uses")]
+pub type Harness = Host;
+
+/// A call's response under its former name.
+#[deprecated(note = "renamed to testing::Result, the name every SDK's test kit uses")]
+pub type Res = Result;

@@ -2,7 +2,7 @@
 //! `value=fn`, `old=fn`, `new=fn`): marked as callbacks in the manifest,
 //! asked by the host's "when" call in declaration order, before `when`.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Module, Value};
 
 fn module() -> Module {
@@ -31,7 +31,7 @@ fn example(name: &str, size: i64, labels: Value, annotations: Value) -> Value {
 
 #[test]
 fn the_manifest_marks_callables() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     assert_eq!(
         h.spec("labelled")["filters"],
         obj! {"labels" => obj!{"app" => obj!{"value" => "demo"}, "skip" => obj!{"callback" => true}},
@@ -43,7 +43,7 @@ fn the_manifest_marks_callables() {
 
 #[test]
 fn label_and_annotation_callables_get_the_value_and_the_context() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let old = example("x", 1, obj! {"app" => "demo"}, obj! {"owner" => "x"});
     let called = |labels: Value, annotations: Value| h.why_not("labelled", &example("x", 2, labels, annotations), Some(&old));
     assert_eq!(called(obj! {"app" => "demo"}, obj! {"owner" => "x"}), "");
@@ -57,7 +57,7 @@ fn label_and_annotation_callables_get_the_value_and_the_context() {
 
 #[test]
 fn old_and_new_callables_get_the_fields_values() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let e = |size| example("x", size, Value::object(), Value::object());
     assert_eq!(h.why_not("grown/spec.size", &e(5), Some(&e(1))), "");
     assert_ne!(h.why_not("grown/spec.size", &e(5), Some(&e(4))), "");
@@ -66,7 +66,7 @@ fn old_and_new_callables_get_the_fields_values() {
 
 #[test]
 fn value_callables_get_new_or_old_for_changes_and_the_body_otherwise() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let e = |name, size| example(name, size, Value::object(), Value::object());
     assert_eq!(h.why_not("big/spec.size", &e("x", 11), None), "");
     assert_ne!(h.why_not("big/spec.size", &e("x", 3), None), "");

@@ -1,7 +1,7 @@
 //! Kopf's filter combinators (kopf.all_, any_, none_, not_) over `when`
 //! callbacks.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{all_of, any_of, none_of, not, obj, when, Context, Module, Result, Value};
 
 fn noop(_: &mut Context) -> Result {
@@ -28,7 +28,7 @@ fn module() -> Module {
 
 #[test]
 fn combinators_decide_as_kopf() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let pod = |app: &str, size: i64| obj! {"metadata" => obj!{"name" => "p", "labels" => obj!{"app" => app}}, "spec" => obj!{"size" => size}};
     let cases = [
         ("all", "web", 20, true), ("all", "web", 1, false), ("all", "db", 20, false),

@@ -1,7 +1,7 @@
 //! Convert handlers (beyond Kopf): their registration, the manifest they
 //! make, and a conversion as the host asks for one.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Error, Kind, Module, Result, Value};
 
 /// Widgets: v1alpha1 has spec.size (a string of digits), v1 spec.replicas.
@@ -41,7 +41,7 @@ fn kind_convert_is_in_the_abi() {
 
 #[test]
 fn manifest_declares_the_handler_and_its_versions() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let spec = h.spec("convert");
     assert_eq!(spec.str_at("kind"), "convert");
     assert_eq!(spec["resource"], obj! {"group" => "kopf.dev", "version" => "v1", "name" => "widgets"});
@@ -50,7 +50,7 @@ fn manifest_declares_the_handler_and_its_versions() {
 
 #[test]
 fn converts_both_ways() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let res = h.convert("convert", &widget("v1alpha1", obj! {"size" => "3"}), "kopf.dev/v1");
     assert_eq!(res.outcome, Ok(obj! {"spec" => obj!{"replicas" => 3}}), "{}", res.raw);
     let res = h.convert("convert", &widget("v1", obj! {"replicas" => 5}), "kopf.dev/v1alpha1");
@@ -61,7 +61,7 @@ fn converts_both_ways() {
 
 #[test]
 fn a_failure_carries_the_message() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let res = h.convert("convert", &widget("v1alpha1", obj! {"size" => "many"}), "kopf.dev/v1");
     assert_eq!(res.response["outcome"].str_at("status"), "permanent");
     assert!(res.response["outcome"].str_at("message").contains(r#"spec.size "many" is not a number"#), "{}", res.raw);
@@ -69,7 +69,7 @@ fn a_failure_carries_the_message() {
 
 #[test]
 fn conversion_is_none_for_other_kinds() {
-    let h = Harness::new(Module::build("m", "", |m| {
+    let h = Host::new(Module::build("m", "", |m| {
         m.on_create("kopf.dev", "v1", "widgets", "create", |ctx| Ok(Value::from(ctx.conversion().is_none())));
     }));
     assert_eq!(h.run("create", &widget("v1", obj! {}), None).outcome, Ok(Value::from(true)));

@@ -1,6 +1,6 @@
 //! The host's limit for a call reaches the handler as ctx.deadline().
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Module, Result, Value};
 
 fn when(ctx: &mut Context) -> Result {
@@ -15,7 +15,7 @@ fn module() -> Module {
 
 #[test]
 fn the_deadline_is_the_hosts() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let body = obj! {"apiVersion" => "kopf.dev/v1", "kind" => "KopfExample", "metadata" => obj!{"name" => "a", "namespace" => "default"}};
     let mut req = h.request("when", Some(&body), None);
     req.as_object_mut().unwrap().insert("deadline".into(), Value::from("2026-01-01T00:00:30Z"));

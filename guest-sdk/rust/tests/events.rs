@@ -1,7 +1,7 @@
 //! Events about other objects (Kopf's kopf.event(objs, ...)) carry each
 //! object's reference; an empty list posts nothing, as in Kopf.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Module, Result, Value};
 
 fn post(ctx: &mut Context) -> Result {
@@ -21,7 +21,7 @@ fn module() -> Module {
 #[test]
 fn events_about_objects_and_about_none() {
     let body = obj! {"apiVersion" => "kopf.dev/v1", "kind" => "KopfExample", "metadata" => obj!{"name" => "a", "namespace" => "default"}};
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let res = h.run("post", &body, None);
     assert!(res.outcome.is_ok(), "{:?}", res.response);
     let got: Vec<String> = h.events().iter().map(|e| e.to_json().unwrap()).collect();
@@ -50,7 +50,7 @@ fn failing(ctx: &mut Context) -> Result {
 #[test]
 fn exceptions_are_error_events_named_after_the_error() {
     let body = obj! {"apiVersion" => "kopf.dev/v1", "kind" => "KopfExample", "metadata" => obj!{"name" => "a", "namespace" => "default"}};
-    let h = Harness::new(Module::build("events", "0.1.0", |m| {
+    let h = Host::new(Module::build("events", "0.1.0", |m| {
         m.on_create("kopf.dev", "v1", "kopfexamples", "failing", failing);
     }));
     assert_eq!(h.run("failing", &body, None).outcome, Ok(Value::Null));

@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use kopf::json::indent;
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, arr, Context, Error, ErrorsMode, Module, Result, Value, ABSENT, PRESENT};
 
 fn register(m: &mut Module) {
-    m.name("kopfexample", "1.0.0");
+    m.module("kopfexample", "1.0.0");
     m.on_create("kopf.dev", "v1", "kopfexamples", "create_fn", create_fn)
         .retries(3)
         .backoff(Duration::from_secs(5))
@@ -95,8 +95,8 @@ fn same_bytes(name: &str, compact: &str) {
     assert!(got == want, "{}: the SDK produces\n{}\nwant\n{}", name, got, want);
 }
 
-fn harness() -> Harness {
-    Harness::new(kopf::module!(register))
+fn harness() -> Host {
+    Host::new(kopf::module!(register))
 }
 
 fn example() -> Value {
@@ -159,7 +159,7 @@ fn kube_request_apply() {
         ctx.client("", "v1", "pods").namespace(ctx.namespace()).apply(&child)?;
         Ok(Value::Null)
     }
-    let h = Harness::new(Module::build("kopfexample", "", |m| {
+    let h = Host::new(Module::build("kopfexample", "", |m| {
         m.on_create("kopf.dev", "v1", "kopfexamples", "apply", apply);
         m.permit("", "pods", &["patch"]);
     }));

@@ -2,7 +2,7 @@
 //! function for hosts the manifest allows (globs, as the host matches
 //! them); any other host fails the call, as the real host does.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, HttpRequest, HttpResponse, Module, Result, Value};
 
 fn fetch(ctx: &mut Context) -> Result {
@@ -11,14 +11,14 @@ fn fetch(ctx: &mut Context) -> Result {
     Ok(obj! {"status" => resp.status, "ok" => resp.ok(), "json" => resp.json().unwrap_or(Value::Null)})
 }
 
-fn harness() -> Harness {
-    Harness::new(Module::build("http", "0.1.0", |m| {
+fn harness() -> Host {
+    Host::new(Module::build("http", "0.1.0", |m| {
         m.allow_hosts(&["api.example.com", "*.svc.cluster.local"]);
         m.on_create("kopf.dev", "v1", "kopfexamples", "fetch", fetch);
     }))
 }
 
-fn call(h: &Harness, url: &str) -> kopf::testing::Res {
+fn call(h: &Host, url: &str) -> kopf::testing::Result {
     let mut req = h.request("fetch", Some(&obj! {"metadata" => obj!{"name" => "x"}}), None);
     req.as_object_mut().unwrap().insert("param".into(), Value::from(url));
     h.call(&req)
@@ -50,7 +50,7 @@ fn a_response_of_any_status_is_a_response() {
 fn without_a_server_the_request_is_an_error() {
     let h = harness();
     let res = call(&h, "https://api.example.com/x");
-    assert_eq!(res.outcome, Err(kopf::Error::arbitrary("kopf: POST https://api.example.com/x: the test serves no outbound HTTP: call Harness::http")));
+    assert_eq!(res.outcome, Err(kopf::Error::arbitrary("kopf: POST https://api.example.com/x: the test serves no outbound HTTP: call Host::http")));
 }
 
 #[test]

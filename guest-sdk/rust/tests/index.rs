@@ -1,7 +1,7 @@
 //! Indexes: a large index that the host carries as null is read whole
 //! from the host by ctx.index_all; a small one from the request.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Module, Result, Value};
 
 fn siblings(ctx: &mut Context) -> Result {
@@ -21,7 +21,7 @@ fn example() -> Value {
 
 #[test]
 fn index_all_reads_a_large_index_from_the_host() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     h.set_index("by_owner", "alice", vec![Value::from("a"), Value::from("b")]);
     let want = obj! {"alice" => Value::Array(vec![Value::from("a"), Value::from("b")])};
     let res = h.run("siblings", &example(), None);
@@ -44,7 +44,7 @@ fn neighbours(ctx: &mut Context) -> Result {
 #[test]
 fn tuple_keys_are_json_arrays() {
     assert_eq!(kopf::index_key(&[Value::from("default"), Value::from("north")]), r#"["default","north"]"#);
-    let h = Harness::new(Module::build("indexes", "0.1.0", |m| {
+    let h = Host::new(Module::build("indexes", "0.1.0", |m| {
         m.on_create("kopf.dev", "v1", "kopfexamples", "neighbours", neighbours);
     }));
     h.set_index("by_place", kopf::index_key(&[Value::from("default"), Value::from("north")]), vec![Value::from("a")]);

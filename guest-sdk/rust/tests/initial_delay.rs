@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Module, Result, Value};
 
 fn tick(_: &mut Context) -> Result {
@@ -20,7 +20,7 @@ fn module() -> Module {
 
 #[test]
 fn the_host_asks_for_the_delay() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let spec = h.spec("later");
     assert_eq!(spec["options"]["initialDelayCallback"], Value::from(true));
     let ex = obj! {"metadata" => obj!{"name" => "a", "namespace" => "default"}, "spec" => obj!{"delay" => 2.5}};

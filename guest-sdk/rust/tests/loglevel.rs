@@ -2,7 +2,7 @@
 //! in the guest, unsent; without one, or with one the SDK does not know,
 //! every record goes to the host, which filters.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Module, Result, Value};
 
 fn logs(ctx: &mut Context) -> Result {
@@ -31,7 +31,7 @@ fn records_below_the_hosts_level_are_not_sent() {
         ("trace", &["debug", "info", "warning", "error"]),
     ];
     for (level, want) in cases {
-        let h = Harness::new(module());
+        let h = Host::new(module());
         let mut req = h.request("logs", Some(&body), None);
         if !level.is_empty() {
             req.as_object_mut().unwrap().insert("logLevel".into(), Value::from(level));

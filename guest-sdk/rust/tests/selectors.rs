@@ -3,7 +3,7 @@
 //! callable resource selectors), and one function under several resources
 //! of one kind (abi.Validate's rule for stacked registrations).
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Module, Result, Value, EVERYTHING};
 
 fn touch(ctx: &mut Context) -> Result {
@@ -22,7 +22,7 @@ fn module() -> Module {
 
 #[test]
 fn the_manifest_declares_the_selectors() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let resources: Vec<Value> = h.manifest()["handlers"].as_array().unwrap().iter().map(|s| s["resource"].clone()).collect();
     assert_eq!(
         resources,
@@ -38,7 +38,7 @@ fn the_manifest_declares_the_selectors() {
 
 #[test]
 fn the_callable_selector_answers_the_hosts_select_call() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let mut req = h.request("picked", None, None);
     let m = req.as_object_mut().unwrap();
     m.insert("call".into(), "select".into());
@@ -52,7 +52,7 @@ fn the_callable_selector_answers_the_hosts_select_call() {
 
 #[test]
 fn one_function_under_several_resources_of_one_kind() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     for (group, plural, want) in [("", "configmaps", "cm"), ("", "secrets", "secret")] {
         let mut req = h.request("touch", Some(&obj! {"apiVersion" => "v1", "kind" => "X", "metadata" => obj!{"name" => "x"}}), None);
         let m = req.as_object_mut().unwrap();

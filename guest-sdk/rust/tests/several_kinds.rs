@@ -2,7 +2,7 @@
 //! @kopf.on.create): one id, once per kind, each entry with its own
 //! filters, picked by the request's kind.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Module, Result, Value};
 
 fn reconcile(ctx: &mut Context) -> Result {
@@ -23,7 +23,7 @@ fn module() -> Module {
 
 #[test]
 fn one_id_once_per_kind_in_the_manifest() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let kinds: Vec<String> = h.manifest()["handlers"].as_array().unwrap().iter()
         .map(|s| format!("{} {}", s.str_at("id"), s.str_at("kind"))).collect();
     assert_eq!(kinds, ["reconcile resume", "reconcile create", "reconcile update"]);
@@ -31,7 +31,7 @@ fn one_id_once_per_kind_in_the_manifest() {
 
 #[test]
 fn the_request_kind_picks_the_entry() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let pod = obj! {"metadata" => obj!{"name" => "p", "labels" => obj!{"app" => "web"}}};
     let ask = |kind: &str| {
         let mut req = h.request("reconcile", Some(&pod), None);

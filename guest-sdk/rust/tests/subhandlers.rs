@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Error, Module, Result, Value, ABSENT};
 
 fn items(ctx: &mut Context) -> Result {
@@ -66,7 +66,7 @@ fn fleet(items: &[&str], labels: Value) -> Value {
 fn the_request_fixture_decodes_and_only_due_ones_run() {
     let path = format!("{}/../../abi/testdata/request-subhandlers.json", env!("CARGO_MANIFEST_DIR"));
     let req = Value::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let res = h.call(&req);
     // add-a is finished, add-b sleeps: neither runs, and the parent waits for b.
     assert_eq!(res.outcome, Err(Error::ChildrenRetry));
@@ -81,7 +81,7 @@ fn the_request_fixture_decodes_and_only_due_ones_run() {
 
 #[test]
 fn the_response_is_the_fixtures_shape() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let res = h.run("create_items", &fleet(&["a", "slow-b"], Value::object()), None);
     // The bytes, in the Go structs' field order.
     assert_eq!(
@@ -96,7 +96,7 @@ fn the_response_is_the_fixtures_shape() {
 
 #[test]
 fn cycles_until_every_subhandler_is_finished() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let cycles = h.run_cycles("create_items", &fleet(&["a", "slow-b"], Value::object()), None, 5);
     assert_eq!(cycles.len(), 2);
     let last = &cycles[1];
@@ -108,7 +108,7 @@ fn cycles_until_every_subhandler_is_finished() {
 
 #[test]
 fn filtered_out_subhandlers_are_not_run_nor_waited_for() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let ran = |labels: Value| {
         let res = h.run("filtered", &fleet(&[], labels), None);
         assert_eq!(res.outcome, Ok(Value::Null));
@@ -120,7 +120,7 @@ fn filtered_out_subhandlers_are_not_run_nor_waited_for() {
 
 #[test]
 fn execute_runs_them_first_and_nested_ones_get_their_own_ids() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let res = h.run("explicit", &fleet(&[], Value::object()), None);
     assert_eq!(res.outcome, Ok("after".into()));
     let children = res.children();
@@ -131,7 +131,7 @@ fn execute_runs_them_first_and_nested_ones_get_their_own_ids() {
 
 #[test]
 fn only_changing_handlers_have_subhandlers() {
-    let h = Harness::new(module());
+    let h = Host::new(module());
     let res = h.run("timer", &fleet(&[], Value::object()), None);
     assert_eq!(res.outcome, Ok(Value::Null));
     let x = &res.children()["timer/x"];

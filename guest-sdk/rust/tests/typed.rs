@@ -2,7 +2,7 @@
 //! param and client replies, and encode back to a Value; mistakes name the
 //! member.
 
-use kopf::testing::Harness;
+use kopf::testing::Host;
 use kopf::{obj, Context, Error, FromValue, Module, Result, Value};
 
 kopf::typed! {
@@ -43,8 +43,8 @@ fn read_fn(ctx: &mut Context) -> Result {
     Ok(obj! {"one" => c, "count" => all.len()})
 }
 
-fn harness() -> Harness {
-    Harness::new(Module::build("typed", "0.1.0", |m| {
+fn harness() -> Host {
+    Host::new(Module::build("typed", "0.1.0", |m| {
         m.on_create("kopf.dev", "v1", "kopfexamples", "create_fn", create_fn).param("hello");
         m.on_create("kopf.dev", "v1", "kopfexamples", "read_fn", read_fn);
         m.permit("kopf.dev", "containers", &["get", "list"]);

@@ -10,7 +10,7 @@ use kopf::{Context, Module, Result, Value};
 kopf::export!(register);
 
 pub fn register(m: &mut Module) {
-    m.name("admissionbench", "0.1.0");
+    m.module("admissionbench", "0.1.0");
     m.on_validate("kopf.dev", "v1", "kopfexamples", "allow", allow);
     m.on_mutate("kopf.dev", "v1", "kopfexamples", "label", label).label("bench-mutate", "yes");
 }
@@ -28,11 +28,11 @@ fn label(ctx: &mut Context) -> Result {
 mod tests {
     use super::*;
     use kopf::obj;
-    use kopf::testing::Harness;
+    use kopf::testing::Host;
 
     #[test]
     fn allows_and_labels() {
-        let h = Harness::new(Module::build("admissionbench", "0.1.0", register));
+        let h = Host::new(Module::build("admissionbench", "0.1.0", register));
         let o = obj! {"apiVersion" => "kopf.dev/v1", "kind" => "KopfExample", "metadata" => obj!{"name" => "x", "labels" => obj!{"bench-mutate" => "yes"}}};
         assert!(h.run("allow", &o, None).allowed());
         let res = h.run("label", &o, None);

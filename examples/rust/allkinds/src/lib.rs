@@ -23,7 +23,7 @@ kopf::typed! {
 }
 
 pub fn register(m: &mut Module) {
-    m.name("allkinds", "0.1.0");
+    m.module("allkinds", "0.1.0");
     m.on_startup("startup_fn", |ctx| {
         ctx.info("allkinds started", ());
         Ok(Value::Null)
@@ -111,7 +111,7 @@ fn validate_fn(ctx: &mut Context) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kopf::testing::Harness;
+    use kopf::testing::Host;
 
     fn example(field: &str, labels: Value) -> Value {
         obj! {"apiVersion" => "kopf.dev/v1", "kind" => "KopfExample",
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn every_kind_in_the_manifest() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let kinds: Vec<String> = h.manifest()["handlers"].as_array().unwrap().iter().map(|s| format!("{} {}", s.str_at("id"), s.str_at("kind"))).collect();
         assert_eq!(
             kinds,
@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn create_runs_both_subhandlers_and_posts_an_event() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let res = h.run("create_fn", &example("a", Value::object()), None);
         assert_eq!(res.outcome, Ok(Value::Null));
         let children = res.children();
@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn update_skips_objects_labelled_skip_yes() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let old = example("a", Value::object());
         assert_eq!(h.why_not("update_fn", &example("b", obj! {"skip" => "no"}), Some(&old)), "");
         assert_ne!(h.why_not("update_fn", &example("b", obj! {"skip" => "yes"}), Some(&old)), "");
@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn field_timer_index_probe_and_webhooks() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let res = h.run("field_fn/spec.field", &example("b", Value::object()), Some(&example("a", Value::object())));
         assert_eq!(res.outcome, Ok(obj! {"old" => "a", "new" => "b"}));
         assert_eq!(h.run("timer_fn", &example("a", Value::object()), None).merge(), &obj! {"status" => obj!{"ticked" => true}});

@@ -25,7 +25,7 @@ const PLURAL: &str = "kopfexamples";
 kopf::export!(register);
 
 pub fn register(m: &mut Module) {
-    m.name("children", "0.1.0");
+    m.module("children", "0.1.0");
     m.on_create(GROUP, VERSION, PLURAL, "create_child", create_child);
     m.on_field(GROUP, VERSION, PLURAL, "sync", sync).field("spec.field");
     m.timer(GROUP, VERSION, PLURAL, "heartbeat", heartbeat).interval(Duration::from_secs(1));
@@ -80,7 +80,7 @@ fn heartbeat(ctx: &mut Context) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kopf::testing::Harness;
+    use kopf::testing::Host;
 
     fn example(field: &str) -> Value {
         obj! {"apiVersion" => "kopf.dev/v1", "kind" => "KopfExample",
@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn manifest() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let ids: Vec<&str> = h.manifest()["handlers"].as_array().unwrap().iter().map(|h| h.str_at("id")).collect();
         assert_eq!(ids, ["create_child", "sync/spec.field", "heartbeat"]);
         assert_eq!(h.spec("heartbeat").path("options.interval").and_then(Value::as_f64), Some(1.0));
@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn create_adopts_the_child() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let res = h.run("create_child", &example("one"), None);
         assert_eq!(res.outcome, Ok(obj! {"child" => "family-child"}));
         let cm = h.object("", "configmaps", "default", "family-child").expect("the ConfigMap");
@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn sync_patches_the_child() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let res = h.run("sync/spec.field", &example("two"), Some(&example("one")));
         assert!(matches!(res.outcome, Err(Error::Temporary { .. })), "{:?}", res.outcome);
         h.run("create_child", &example("one"), None);
@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn heartbeat_counts() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let mut obj = example("one");
         assert_eq!(h.run("heartbeat", &obj, None).outcome, Ok(obj! {"beats" => 1}));
         obj.set_path("status.heartbeat.beats", 4);

@@ -11,7 +11,7 @@ use kopf::{obj, Context, Error, Module, Result};
 kopf::export!(register);
 
 pub fn register(m: &mut Module) {
-    m.name("conversion", "0.1.0");
+    m.module("conversion", "0.1.0");
     m.on_convert("kopf.dev", "v1", "widgets", "convert", convert).versions(&["v1alpha1", "v1"]);
 }
 
@@ -38,7 +38,7 @@ fn convert(ctx: &mut Context) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kopf::testing::Harness;
+    use kopf::testing::Host;
     use kopf::Value;
 
     fn widget(version: &str, spec: Value) -> Value {
@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn converts_both_ways() {
-        let h = Harness::new(Module::build("conversion", "0.1.0", register));
+        let h = Host::new(Module::build("conversion", "0.1.0", register));
         assert_eq!(h.convert("convert", &widget("v1alpha1", obj! {"size" => "3"}), "kopf.dev/v1").outcome, Ok(obj! {"spec" => obj!{"replicas" => 3}}));
         assert_eq!(h.convert("convert", &widget("v1", obj! {"replicas" => 5}), "kopf.dev/v1alpha1").outcome, Ok(obj! {"spec" => obj!{"size" => "5"}}));
         assert_eq!(h.convert("convert", &widget("v1", obj! {}), "kopf.dev/v1alpha1").outcome, Ok(obj! {"spec" => obj!{}}));
@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn refuses_a_size_that_is_no_number() {
-        let h = Harness::new(Module::build("conversion", "0.1.0", register));
+        let h = Host::new(Module::build("conversion", "0.1.0", register));
         let err = h.convert("convert", &widget("v1alpha1", obj! {"size" => "many"}), "kopf.dev/v1").outcome.unwrap_err();
         assert!(err.to_string().contains(r#"spec.size "many" is not a number"#), "{}", err);
     }

@@ -10,7 +10,7 @@ use kopf::{obj, Context, Module, Result};
 kopf::export!(register);
 
 pub fn register(m: &mut Module) {
-    m.name("kopfexample", "0.1.0");
+    m.module("kopfexample", "0.1.0");
     m.on_create("kopf.dev", "v1", "kopfexamples", "create_fn", create_fn);
     m.on_update("kopf.dev", "v1", "kopfexamples", "update_fn", update_fn);
     m.on_delete("kopf.dev", "v1", "kopfexamples", "delete_fn", delete_fn);
@@ -34,7 +34,7 @@ fn delete_fn(ctx: &mut Context) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kopf::testing::Harness;
+    use kopf::testing::Host;
     use kopf::Value;
 
     fn example(field: &str) -> Value {
@@ -45,7 +45,7 @@ mod tests {
 
     #[test]
     fn manifest() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         let m = h.manifest();
         assert_eq!(m.str_at("module.name"), "kopfexample");
         let hs = m["handlers"].as_array().unwrap();
@@ -63,7 +63,7 @@ mod tests {
             ("update_fn", example("b"), Some(example("a")), "updated"),
             ("delete_fn", example("b"), None, "deleted"),
         ] {
-            let h = Harness::new(kopf::module!(register));
+            let h = Host::new(kopf::module!(register));
             let res = h.run(id, &obj, old.as_ref());
             assert_eq!(res.outcome, Ok(obj! {"message" => message}), "{}", id);
             let logs = h.logs();

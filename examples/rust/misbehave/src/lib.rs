@@ -17,7 +17,7 @@ use kopf::{obj, Context, Error, Module, Result};
 kopf::export!(register);
 
 fn register(m: &mut Module) {
-    m.name("misbehave-rust", "0.1.0");
+    m.module("misbehave-rust", "0.1.0");
     for (id, f) in [("loop", spin as fn(&mut Context) -> Result), ("oom", oom), ("trap", trap), ("panic", panic), ("fail", fail), ("sleep", sleep), ("nap", nap), ("flood", flood), ("ok", ok)] {
         m.on_create("kopf.dev", "v1", "kopfexamples", id, f);
     }

@@ -10,7 +10,7 @@ use kopf::{obj, Context, HttpRequest, Module, Result};
 kopf::export!(register);
 
 pub fn register(m: &mut Module) {
-    m.name("outbound-rust", "0.1.0");
+    m.module("outbound-rust", "0.1.0");
     m.allow_hosts(&["127.0.0.1"]);
     m.on_create("kopf.dev", "v1", "kopfexamples", "get", get);
 }
@@ -24,12 +24,12 @@ fn get(ctx: &mut Context) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kopf::testing::Harness;
+    use kopf::testing::Host;
     use kopf::{HttpResponse, Value};
 
     #[test]
     fn get_reports_the_response() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         h.http(|req| {
             assert_eq!((req.method.as_str(), req.headers["X-Guest"].as_str()), ("GET", "kopf"));
             HttpResponse { status: 202, headers: [("x-reply".to_string(), "pong".to_string())].into_iter().collect(), body: b"hello guest".to_vec() }

@@ -15,7 +15,7 @@ kopf::export!(register);
 const GROUP: &str = "select.kopf.dev";
 
 pub fn register(m: &mut Module) {
-    m.name("selectors-rust", "0.1.0");
+    m.module("selectors-rust", "0.1.0");
     m.on_create("", "", "", "category_fn", |_| Ok(obj! {"by" => "category"})).category("kopfselect");
     m.on_create(GROUP, "", EVERYTHING, "everything_fn", |_| Ok(obj! {"by" => "everything"}));
     m.on_create(GROUP, "", "", "selected_fn", |_| Ok(obj! {"by" => "callable selector"}))
@@ -27,11 +27,11 @@ pub fn register(m: &mut Module) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kopf::testing::Harness;
+    use kopf::testing::Host;
 
     #[test]
     fn manifest() {
-        let h = Harness::new(kopf::module!(register));
+        let h = Host::new(kopf::module!(register));
         assert_eq!(h.spec("category_fn")["resource"], obj! {"name" => "", "category" => "kopfselect"});
         assert_eq!(h.spec("everything_fn")["resource"], obj! {"group" => GROUP, "name" => "", "everything" => true});
         assert_eq!(h.spec("selected_fn")["resource"], obj! {"group" => GROUP, "name" => "", "callback" => true});
