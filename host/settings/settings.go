@@ -53,6 +53,8 @@ type Settings struct {
 	Observability Observability `json:"observability"`
 	// Recording writes the handler calls to a file for kopf-wasm replay.
 	Recording Recording `json:"recording"`
+	// Rollouts tunes canary and shadow versions of modules.
+	Rollouts Rollouts `json:"rollouts"`
 }
 
 // Default returns the settings with every default in place: each group's
@@ -76,6 +78,7 @@ func Default() Settings {
 		LeaderElection: defaultLeaderElection(),
 		Observability:  defaultObservability(),
 		Recording:      defaultRecording(),
+		Rollouts:       defaultRollouts(),
 	}
 }
 

@@ -59,6 +59,7 @@ func (s Settings) Validate() error {
 	s.Peering.validate(&v)
 	s.LeaderElection.validate(&v)
 	s.Recording.validate(&v)
+	s.Rollouts.validate(&v)
 	return v.err()
 }
 
