@@ -339,7 +339,6 @@ func all(mods map[string]*wasmrt.Module, outs map[string]*rolloutState) []*wasmr
 	return out
 }
 
-
 // watched are the resources whose objects the operator watches: those with
 // a handler other than a webhook (admission and conversion handlers get
 // their objects in the reviews).
