@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
@@ -19,6 +18,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/oci"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 )
 
@@ -41,14 +41,13 @@ type moduleResources struct {
 	watch  *kube.Watch
 	queue  workqueue.TypedDelayingInterface[string]
 	every  time.Duration // tag polling
+	// statusEvery is how often the status of a Module with a canary or a
+	// shadow is written (settings.Rollouts.StatusInterval).
+	statusEvery time.Duration
 	loaded map[string]loadedModule
 	busy   atomic.Bool // a Module object is being served
 }
 
-type loadedModule struct {
-	source, digest string
-	generation     int64
-}
 
 // startModuleResources watches the Module objects until ctx ends.
 func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runtime, set *moduleSet, opts Options) error {
@@ -61,7 +60,8 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 		return err
 	}
 	m := &moduleResources{kc: kc, rt: rt, set: set, pull: pull, log: opts.Logger, res: res,
-		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, loaded: map[string]loadedModule{}}
+		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, statusEvery: opts.Settings.Rollouts.StatusInterval,
+		loaded: map[string]loadedModule{}}
 	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), func(ev kube.Event) { m.queue.Add(ev.Object.GetName()) })
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 	obj, ok := m.watch.Get("", name)
 	if !ok {
 		if _, had := m.loaded[name]; had {
-			if err := m.set.setNamed(ctx, name, nil); err != nil {
+			if err := m.set.setNamed(ctx, name, nil, reactor.Rollout{}); err != nil {
 				m.log.Error(fmt.Sprintf("Module %s: unloading failed: %v", name, err))
 				return
 			}
@@ -111,23 +111,30 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 		}
 		return
 	}
-	source, _, _ := unstructured.NestedString(obj.Object, "spec", "source")
+	want, err := specOf(obj)
 	prev, had := m.loaded[name]
-	if had && prev.source == source && prev.generation == obj.GetGeneration() && modules.Pinned(source) {
+	if err == nil && want.rolls() && m.statusEvery > 0 {
+		defer m.queue.AddAfter(name, m.statusEvery) // the versions' figures
+	}
+	if err == nil && had && prev.spec == want && prev.generation == obj.GetGeneration() && want.pinned() {
+		m.rolloutStatus(ctx, name, prev)
 		return
 	}
-	if !modules.Pinned(source) && m.every > 0 {
+	if err == nil && !want.pinned() && m.every > 0 {
 		defer m.queue.AddAfter(name, m.every) // a tag may move
 	}
-	mod, digest, err := m.load(ctx, name, source)
-	if err == nil && had && digest == prev.digest {
-		mod.Close() // the same version: nothing to swap
-		m.loaded[name] = loadedModule{source: source, digest: digest, generation: obj.GetGeneration()}
+	var next loadedModule
+	if err == nil {
+		next, err = m.loadAll(ctx, name, want, prev)
+	}
+	if err == nil && had && next.same(prev) {
+		m.loaded[name] = next
+		m.rolloutStatus(ctx, name, next)
 		return
 	}
 	if err == nil {
-		if err = m.set.setNamed(ctx, name, mod); err != nil {
-			mod.Close()
+		if err = m.set.setNamed(ctx, name, next.stable.mod, next.rollout()); err != nil {
+			next.closeNew(prev)
 		}
 	}
 	if err != nil {
@@ -138,15 +145,17 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 		_ = m.kc.PostEvent(ctx, kube.RefOf(obj), abi.EventRequest{Type: "Warning", Reason: "LoadFailed", Message: msg})
 		return
 	}
-	m.loaded[name] = loadedModule{source: source, digest: digest, generation: obj.GetGeneration()}
-	man := mod.Manifest()
+	m.loaded[name] = next
+	man := next.stable.mod.Manifest()
 	handlers := []string{}
 	for _, h := range man.Handlers {
 		handlers = append(handlers, h.ID+"="+string(h.Kind))
 	}
-	m.log.Info("module loaded from a Module resource", "resource", name, "module", man.Module.Name, "digest", digest)
-	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "source": source, "digest": digest,
+	m.log.Info("module loaded from a Module resource", "resource", name, "module", man.Module.Name, "digest", next.stable.digest,
+		"canary", next.canary.digest, "percent", next.spec.percent, "shadow", next.shadow.digest)
+	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "source": next.spec.source, "digest": next.stable.digest,
 		"module": man.Module.Name, "version": man.Module.Version, "handlers": handlers, "error": nil})
+	m.rolloutStatus(ctx, name, next)
 }
 
 // load pulls and loads a source.
