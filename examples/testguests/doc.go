@@ -10,7 +10,9 @@
 // guests of the reactor's tests, of the Kopf conformance suite and of the
 // benchmarks (reactor, conformance, spawning, spawnbench, reloadv1,
 // reloadv2, admissionbench, typed, memos) and of the replay tests
-// (replaychanged: reloadv1 with one more annotation on tier=gold objects) use
+// (replaychanged: reloadv1 with one more annotation on tier=gold objects) and
+// of the canary and shadow tests (canaryv1, canaryv2: every write names its
+// version) use
 // the SDK. Each sub-directory is a
 // package main built with
 //

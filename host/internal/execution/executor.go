@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -79,8 +80,9 @@ type Executor struct {
 	// CloseRecorder.
 	opened *recording.Recorder
 	// shadows bounds the shadow calls in flight
-	// (settings.Rollouts.ShadowConcurrency).
-	shadows chan struct{}
+	// (settings.Rollouts.ShadowConcurrency); shadowing waits for them.
+	shadows   chan struct{}
+	shadowing sync.WaitGroup
 }
 
 // New returns an executor.

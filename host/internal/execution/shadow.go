@@ -49,7 +49,9 @@ func (e *Executor) shadow(h *registry.Handler, subj *Subject, req *abi.Request, 
 	}
 	again := *req // the serving call is done with req; only the deadline changes
 	host := e.withIndices(h.Module, &shadowHost{Host: e.Host(subj), cluster: e.opts.Cluster})
+	e.shadowing.Add(1)
 	go func() {
+		defer e.shadowing.Done()
 		defer func() { <-e.shadows }()
 		ctx, cancel := context.WithTimeout(context.Background(), e.shadowTimeout())
 		defer cancel()
@@ -69,6 +71,10 @@ func (e *Executor) shadow(h *registry.Handler, subj *Subject, req *abi.Request, 
 			e.attrs(subj, h)...)
 	}()
 }
+
+// WaitShadows waits for the shadow calls in flight (each bounded by the
+// wasm call timeout); the operator calls it when it stops.
+func (e *Executor) WaitShadows() { e.shadowing.Wait() }
 
 // shadowTimeout bounds a shadow call: the wasm call timeout, or a minute
 // when calls have none.

@@ -32,22 +32,21 @@ var moduleResource = abi.ResourceSelector{Group: "kopf-wasm.dev", Version: "v1",
 // could not) into the object's status. A version that fails leaves the
 // previous one serving.
 type moduleResources struct {
-	kc     *kube.Client
-	rt     *wasmrt.Runtime
-	set    *moduleSet
-	pull   *modules.Puller
-	log    *slog.Logger
-	res    kube.Resource
-	watch  *kube.Watch
-	queue  workqueue.TypedDelayingInterface[string]
-	every  time.Duration // tag polling
+	kc    *kube.Client
+	rt    *wasmrt.Runtime
+	set   *moduleSet
+	pull  *modules.Puller
+	log   *slog.Logger
+	res   kube.Resource
+	watch *kube.Watch
+	queue workqueue.TypedDelayingInterface[string]
+	every time.Duration // tag polling
 	// statusEvery is how often the status of a Module with a canary or a
 	// shadow is written (settings.Rollouts.StatusInterval).
 	statusEvery time.Duration
-	loaded map[string]loadedModule
-	busy   atomic.Bool // a Module object is being served
+	loaded      map[string]loadedModule
+	busy        atomic.Bool // a Module object is being served
 }
-
 
 // startModuleResources watches the Module objects until ctx ends.
 func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runtime, set *moduleSet, opts Options) error {

@@ -241,6 +241,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.queue.ShutDown()
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
 	o.spawner.Shutdown(stopCtx)
+	o.exec.WaitShadows()
 	if o.admission != nil {
 		o.admission.Stop(stopCtx)
 	}
