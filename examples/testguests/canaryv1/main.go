@@ -1,12 +1,14 @@
 // Command canaryv1 is version 1 of the module the canary and shadow tests
 // roll out: its create handler says which version handled an object (its
 // result), creates a ConfigMap named after the object and the version and
-// posts an Event; its timer stamps the object with the version every
-// second. Every write names the version, so an audit log tells which
-// version made it.
+// posts an Event; its timer stamps the object with the version and the time
+// after a call of 1.5 s that no stop request shortens; its resume handler stamps
+// the object too. Every write names the version, so an audit log tells
+// which version made it, and when.
 package main
 
 import (
+	"strconv"
 	"time"
 
 	kopf "github.com/kopf-wasm/kopf-wasm/guest-sdk"
@@ -19,6 +21,7 @@ func init() {
 	kopf.Permit("", "configmaps", "create")
 	kopf.OnCreate("kopf.dev", "v1", "kopfexamples", createFn, kopf.ID("create_fn"))
 	kopf.Timer("kopf.dev", "v1", "kopfexamples", tick, kopf.ID("tick"), kopf.Interval(time.Second))
+	kopf.OnResume("kopf.dev", "v1", "kopfexamples", resumeFn, kopf.ID("resume_fn"))
 }
 
 func createFn(ctx *kopf.Context) (any, error) {
@@ -35,7 +38,14 @@ func createFn(ctx *kopf.Context) (any, error) {
 }
 
 func tick(ctx *kopf.Context) (any, error) {
-	ctx.Patch().Set("metadata.annotations.canary-timer", version)
+	time.Sleep(1500 * time.Millisecond) // a long call: a moved object's new version must wait for it
+	// A new value each run: every run is a write.
+	ctx.Patch().Set("metadata.annotations.canary-timer", version+"-"+strconv.FormatInt(time.Now().UnixNano(), 10))
+	return nil, nil
+}
+
+func resumeFn(ctx *kopf.Context) (any, error) {
+	ctx.Patch().Set("metadata.annotations.resumed-by", version)
 	return nil, nil
 }
 
