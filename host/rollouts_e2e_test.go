@@ -150,10 +150,10 @@ type auditEvent struct {
 	ObjectRef  struct {
 		Resource, Namespace, Name, Subresource string
 	} `json:"objectRef"`
-	RequestObject  json.RawMessage  `json:"requestObject"`
+	RequestObject  json.RawMessage    `json:"requestObject"`
 	ResponseStatus struct{ Code int } `json:"responseStatus"`
-	Received       metav1.MicroTime `json:"requestReceivedTimestamp"`
-	Completed      metav1.MicroTime `json:"stageTimestamp"`
+	Received       metav1.MicroTime   `json:"requestReceivedTimestamp"`
+	Completed      metav1.MicroTime   `json:"stageTimestamp"`
 }
 
 // dryRun reports whether the request was a dry run.
