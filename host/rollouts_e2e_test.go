@@ -85,7 +85,8 @@ func newRolloutEnv(t *testing.T) *rolloutEnv {
 	set.Modules.TagPollInterval = 0 // never
 	set.Rollouts.StatusInterval = 500 * time.Millisecond
 	set.Rollouts.ShadowConcurrency = 64 // no call of the shadow test skipped
-	e.run(host.Options{ModuleResources: true, Registry: reg, Settings: &set})
+	// Metrics are recorded while a host serves them.
+	e.run(host.Options{ModuleResources: true, Registry: reg, Settings: &set, Metrics: host.MetricsOptions{BindAddress: "127.0.0.1:0"}})
 	return e
 }
 
