@@ -104,27 +104,29 @@ func ids(m abi.Manifest) map[string]bool {
 // the stable version serves for every object (indexes, webhooks,
 // activities, probes) must be the same in both.
 func unionManifest(stable, canary abi.Manifest) (abi.Manifest, error) {
-	byID := map[string]abi.HandlerSpec{}
+	// A function may be declared under one id for several changing kinds.
+	key := func(h abi.HandlerSpec) string { return h.ID + "\x00" + string(h.Kind) }
+	byKey := map[string]abi.HandlerSpec{}
 	for _, h := range stable.Handlers {
-		byID[h.ID] = h
+		byKey[key(h)] = h
 	}
 	union := stable
 	union.Handlers = append([]abi.HandlerSpec(nil), stable.Handlers...)
-	canaryIDs := map[string]bool{}
+	inCanary := map[string]bool{}
 	for _, h := range canary.Handlers {
-		canaryIDs[h.ID] = true
-		prev, both := byID[h.ID]
+		inCanary[key(h)] = true
+		prev, both := byKey[key(h)]
 		switch {
 		case both && !reflect.DeepEqual(prev, h):
 			return abi.Manifest{}, fmt.Errorf("it declares handler '%s' otherwise than the stable version; give the changed handler another id, or roll it out whole", h.ID)
-		case !both && !stableServed(h.Kind):
+		case !both && stableServed(h.Kind):
 			return abi.Manifest{}, fmt.Errorf("it adds the %s handler '%s', which only the stable version would serve; roll it out whole", h.Kind, h.ID)
 		case !both:
 			union.Handlers = append(union.Handlers, h)
 		}
 	}
 	for _, h := range stable.Handlers {
-		if !canaryIDs[h.ID] && stableServed(h.Kind) {
+		if !inCanary[key(h)] && stableServed(h.Kind) {
 			return abi.Manifest{}, fmt.Errorf("it lacks the %s handler '%s', which the stable version serves for both; roll it out whole", h.Kind, h.ID)
 		}
 	}
