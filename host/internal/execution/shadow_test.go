@@ -3,6 +3,7 @@ package execution_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -121,5 +122,51 @@ func TestShadow(t *testing.T) {
 	}
 	if len(shadow.answers) != 1 || shadow.answers[0].Error != nil {
 		t.Errorf("the shadow's write was answered %+v; want the dry run's answer", shadow.answers)
+	}
+}
+
+// BenchmarkShadowCost is what a shadow adds to the serving call: the
+// serving call of a handler with no shadow, with a shadow started beside
+// it (answering alike; on a loaded machine its goroutine competes for the
+// same cores, so this is the host's whole work per call), and with the
+// shadow calls at their bound (skipped). The modules answer at once, so
+// the figures are the host's own work.
+func BenchmarkShadowCost(b *testing.B) {
+	h, err := registry.NewHandler("m", abi.HandlerSpec{ID: "create_fn", Kind: abi.KindCreate}, ref)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stable, shadow := newFakeModule(success(`{"v":1}`)), newFakeModule(success(`{"v":1}`))
+	for _, tc := range []struct {
+		name  string
+		bound int
+		with  bool
+	}{{"none", 4, false}, {"shadowed", 1 << 20, true}, {"skipped", 1, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			set := settings.Default()
+			set.Rollouts.ShadowConcurrency = tc.bound
+			opts := execution.Options{Modules: func(string) execution.Module { return stable }, Settings: set, Cluster: &fakeCluster{},
+				Logger: slog.New(slog.DiscardHandler)}
+			counters := &rollout.ShadowCounters{}
+			block := make(chan struct{})
+			if tc.with {
+				mod := execution.Module(shadow)
+				if tc.bound == 1 {
+					mod = &writingModule{version: "v2", block: block} // holds the one slot
+				}
+				opts.Shadow = func(string) (execution.Module, *rollout.ShadowCounters) { return mod, counters }
+			}
+			exec := execution.New(opts)
+			subj := execution.NewSubject(ref, true, object())
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := exec.Call(context.Background(), h, execution.Input{Subject: subj}, execution.CallOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			close(block)
+			exec.WaitShadows()
+		})
 	}
 }
