@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +48,8 @@ type moduleResources struct {
 	statusEvery time.Duration
 	loaded      map[string]loadedModule
 	busy        atomic.Bool // a Module object is being served
+	// gens are the generations the watch last delivered, by name.
+	gens sync.Map
 }
 
 // startModuleResources watches the Module objects until ctx ends.
@@ -61,7 +65,7 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 	m := &moduleResources{kc: kc, rt: rt, set: set, pull: pull, log: opts.Logger, res: res,
 		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, statusEvery: opts.Settings.Rollouts.StatusInterval,
 		loaded: map[string]loadedModule{}}
-	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), func(ev kube.Event) { m.queue.Add(ev.Object.GetName()) })
+	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), m.observe)
 	if err != nil {
 		return err
 	}
@@ -74,17 +78,55 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 	return nil
 }
 
+// observe queues a Module object whose spec changed (or that came or
+// went); the host's own status writes change no generation and are not
+// served again.
+func (m *moduleResources) observe(ev kube.Event) {
+	name, gen := ev.Object.GetName(), ev.Object.GetGeneration()
+	if ev.Type == kube.Modified {
+		if seen, ok := m.gens.Load(name); ok && seen.(int64) == gen {
+			return
+		}
+	}
+	if ev.Type == kube.Deleted {
+		m.gens.Delete(name)
+	} else {
+		m.gens.Store(name, gen)
+	}
+	m.queue.Add(name)
+}
+
 func (m *moduleResources) work(ctx context.Context) {
 	for {
-		name, shutdown := m.queue.Get()
+		key, shutdown := m.queue.Get()
 		if shutdown {
 			return
 		}
-		m.busy.Store(true)
-		m.reconcile(ctx, name)
-		m.busy.Store(false)
-		m.queue.Done(name)
+		if name, ok := strings.CutPrefix(key, statusKey); ok {
+			m.statusTick(ctx, name)
+		} else {
+			m.busy.Store(true)
+			m.reconcile(ctx, key)
+			m.busy.Store(false)
+		}
+		m.queue.Done(key)
 	}
+}
+
+// statusKey prefixes the queue's keys of status ticks: a Module with a
+// canary or a shadow has its versions' figures written every
+// settings.Rollouts.StatusInterval (a ':' is in no object name).
+const statusKey = "status:"
+
+// statusTick writes the versions' figures of a Module that still has a
+// canary or a shadow, and schedules the next tick.
+func (m *moduleResources) statusTick(ctx context.Context, name string) {
+	l, ok := m.loaded[name]
+	if !ok || !l.spec.rolls() {
+		return
+	}
+	m.rolloutStatus(ctx, name, l)
+	m.queue.AddAfter(statusKey+name, m.statusEvery)
 }
 
 // ready says whether every Module object listed so far has been served
@@ -113,10 +155,9 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 	want, err := specOf(obj)
 	prev, had := m.loaded[name]
 	if err == nil && want.rolls() && m.statusEvery > 0 {
-		defer m.queue.AddAfter(name, m.statusEvery) // the versions' figures
+		defer m.queue.AddAfter(statusKey+name, m.statusEvery) // the versions' figures
 	}
 	if err == nil && had && prev.spec == want && prev.generation == obj.GetGeneration() && want.pinned() {
-		m.rolloutStatus(ctx, name, prev)
 		return
 	}
 	if err == nil && !want.pinned() && m.every > 0 {
@@ -128,7 +169,6 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 	}
 	if err == nil && had && next.same(prev) {
 		m.loaded[name] = next
-		m.rolloutStatus(ctx, name, next)
 		return
 	}
 	if err == nil {
