@@ -43,6 +43,12 @@ type rolloutEnv struct {
 }
 
 func newRolloutEnv(t *testing.T) *rolloutEnv {
+	return newRolloutEnvWith(t, nil)
+}
+
+// newRolloutEnvWith is newRolloutEnv with the host's options changed by
+// opts (given the registry's repository of the test guests).
+func newRolloutEnvWith(t *testing.T, opts func(o *host.Options, repo string)) *rolloutEnv {
 	root, err := wasmtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +92,11 @@ func newRolloutEnv(t *testing.T) *rolloutEnv {
 	set.Rollouts.StatusInterval = 500 * time.Millisecond
 	set.Rollouts.ShadowConcurrency = 64 // no call of the shadow test skipped
 	// Metrics are recorded while a host serves them.
-	e.run(host.Options{ModuleResources: true, Registry: reg, Settings: &set, Metrics: host.MetricsOptions{BindAddress: "127.0.0.1:0"}})
+	o := host.Options{ModuleResources: true, Registry: reg, Settings: &set, Metrics: host.MetricsOptions{BindAddress: "127.0.0.1:0"}}
+	if opts != nil {
+		opts(&o, e.repo)
+	}
+	e.run(o)
 	return e
 }
 
@@ -449,4 +459,57 @@ func shadowDifferences(t *testing.T) float64 {
 		}
 	}
 	return 0
+}
+
+// TestCanaryFlagsE2E serves canaryv1 with canaryv2 as a 50 % canary given
+// as run's --canary would (host.Options.Canaries), and canaryv2 as its
+// shadow (--shadow): each object is handled once, by the version its
+// UID gives, and the shadow's writes are dry runs.
+func TestCanaryFlagsE2E(t *testing.T) {
+	e := newRolloutEnvWith(t, func(o *host.Options, repo string) {
+		o.ModuleResources = false
+		o.Modules = []string{wasmtest.Path(t, "testguests/canaryv1")}
+		o.Canaries = []host.Canary{{Module: wasmtest.Path(t, "testguests/canaryv2"), Percent: 50}}
+		o.Shadows = []string{repo + ":v2"}
+	})
+	uids := e.createAll("obj", 8)
+	want := map[string]string{}
+	for name, uid := range uids {
+		want[name] = expected(uid, 50)
+		e.has(name, "create_fn", want[name])
+	}
+	// dryRuns counts the dry-run writes (the shadow's ConfigMap creates;
+	// its patches are compared, never sent) for each object.
+	dryRuns := func() map[string]int {
+		n := map[string]int{}
+		for _, ev := range e.audited() {
+			for name := range uids {
+				if ev.dryRun() && (ev.ObjectRef.Name == name || strings.Contains(ev.body(), `"name":"`+name+`-v2"`)) {
+					n[name]++
+				}
+			}
+		}
+		return n
+	}
+	// The shadow calls run after the serving ones answered: wait until
+	// each object of the stable version has had its create handler
+	// shadowed, and each canary object's timer has run too.
+	waitFor(t, "the shadow's dry runs for the stable version's objects", func() bool {
+		n := dryRuns()
+		for name, v := range want {
+			if v == "v1" && n[name] != 1 {
+				return false
+			}
+			if v == "v2" && !strings.HasPrefix(e.annotation(name, "canary-timer"), "v2-") {
+				return false
+			}
+		}
+		return true
+	})
+	for name, n := range dryRuns() {
+		if want[name] == "v2" {
+			t.Errorf("%s is on the canary, yet the shadow made %d dry-run writes for it", name, n)
+		}
+	}
+	checkHandledOnce(t, writesOf(e.audited(), uids), want)
 }
