@@ -350,6 +350,16 @@ func TestCanaryE2E(t *testing.T) {
 			fmt.Sprint(s["objects"]) == fmt.Sprint(len(uids)-canaries) && fmt.Sprint(c["calls"]) != "0"
 	})
 
+	for _, version := range []string{rollout.Stable, rollout.Canary} {
+		labels := map[string]string{"module": "canary", "version": version}
+		if calls := metricValue(t, "kopf_wasm_rollout_calls_total", labels); calls == 0 {
+			t.Errorf("kopf_wasm_rollout_calls_total%v is 0", labels)
+		}
+		if n := metricValue(t, "kopf_wasm_rollout_objects", labels); version == rollout.Canary && int(n) != canaries {
+			t.Errorf("kopf_wasm_rollout_objects%v = %v, want %d", labels, n, canaries)
+		}
+	}
+
 	// A share change: the objects in buckets 50-79 move to the canary.
 	e.apply(map[string]any{"canary": map[string]any{"source": e.repo + ":v2", "percent": 80}})
 	at80 := map[string]string{}
@@ -442,74 +452,37 @@ func TestShadowE2E(t *testing.T) {
 // shadowDifferences reads kopf_wasm_shadow_differences_total of module
 // canary from the host's metrics.
 func shadowDifferences(t *testing.T) float64 {
+	return metricValue(t, "kopf_wasm_shadow_differences_total", map[string]string{"module": "canary"})
+}
+
+// metricValue reads a counter or gauge of the host's metrics with these
+// labels (0 when there is none).
+func metricValue(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != "kopf_wasm_shadow_differences_total" {
+		if f.GetName() != name {
 			continue
 		}
+	next:
 		for _, m := range f.GetMetric() {
+			got := map[string]string{}
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "module" && l.GetValue() == "canary" {
-					return m.GetCounter().GetValue()
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue next
 				}
 			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
 		}
 	}
 	return 0
-}
-
-// TestCanaryFlagsE2E serves canaryv1 with canaryv2 as a 50 % canary given
-// as run's --canary would (host.Options.Canaries), and canaryv2 as its
-// shadow (--shadow): each object is handled once, by the version its
-// UID gives, and the shadow's writes are dry runs.
-func TestCanaryFlagsE2E(t *testing.T) {
-	e := newRolloutEnvWith(t, func(o *host.Options, repo string) {
-		o.ModuleResources = false
-		o.Modules = []string{wasmtest.Path(t, "testguests/canaryv1")}
-		o.Canaries = []host.Canary{{Module: wasmtest.Path(t, "testguests/canaryv2"), Percent: 50}}
-		o.Shadows = []string{repo + ":v2"}
-	})
-	uids := e.createAll("obj", 8)
-	want := map[string]string{}
-	for name, uid := range uids {
-		want[name] = expected(uid, 50)
-		e.has(name, "create_fn", want[name])
-	}
-	// dryRuns counts the dry-run writes (the shadow's ConfigMap creates;
-	// its patches are compared, never sent) for each object.
-	dryRuns := func() map[string]int {
-		n := map[string]int{}
-		for _, ev := range e.audited() {
-			for name := range uids {
-				if ev.dryRun() && (ev.ObjectRef.Name == name || strings.Contains(ev.body(), `"name":"`+name+`-v2"`)) {
-					n[name]++
-				}
-			}
-		}
-		return n
-	}
-	// The shadow calls run after the serving ones answered: wait until
-	// each object of the stable version has had its create handler
-	// shadowed, and each canary object's timer has run too.
-	waitFor(t, "the shadow's dry runs for the stable version's objects", func() bool {
-		n := dryRuns()
-		for name, v := range want {
-			if v == "v1" && n[name] != 1 {
-				return false
-			}
-			if v == "v2" && !strings.HasPrefix(e.annotation(name, "canary-timer"), "v2-") {
-				return false
-			}
-		}
-		return true
-	})
-	for name, n := range dryRuns() {
-		if want[name] == "v2" {
-			t.Errorf("%s is on the canary, yet the shadow made %d dry-run writes for it", name, n)
-		}
-	}
-	checkHandledOnce(t, writesOf(e.audited(), uids), want)
 }
