@@ -82,6 +82,16 @@ type Options struct {
 	// what was loaded or why not. Modules may then be empty.
 	ModuleResources bool
 
+	// Canaries are second versions of modules of Modules, each a .wasm
+	// file or OCI reference whose manifest names the module, handling a
+	// share of the objects (docs/rollouts.md). They are loaded once and
+	// not reloaded; a Module resource's spec.canary can change its share.
+	Canaries []Canary
+	// Shadows are versions of modules of Modules (files or references)
+	// that get the same calls after the serving version and are compared,
+	// never written (docs/rollouts.md). Loaded once, not reloaded.
+	Shadows []string
+
 	// Logger receives the operator's and the modules' logs, and the API
 	// server's warnings (each message once, at warn). Default
 	// slog.Default(). The host sets no process-wide logger: what
@@ -90,6 +100,15 @@ type Options struct {
 	// its own logger with klog.SetLogger(logr.FromSlogHandler(...)), and an
 	// embedder that wants the same can do so.
 	Logger *slog.Logger
+}
+
+// Canary is a second version of a module that handles Percent (0 to 100)
+// of the objects, chosen by a stable hash of their UIDs.
+type Canary struct {
+	// Module is the canary's .wasm file or OCI reference.
+	Module string
+	// Percent is its share of the objects.
+	Percent int
 }
 
 // MetricsOptions configure the metrics server of [Run], at /metrics.
@@ -165,6 +184,11 @@ func (o Options) validate() error {
 	if o.Health.Liveness != "" {
 		if _, _, err := probing.ParseLiveness(o.Health.Liveness); err != nil {
 			return err
+		}
+	}
+	for _, c := range o.Canaries {
+		if c.Percent < 0 || c.Percent > 100 {
+			return fmt.Errorf("%w: the canary %s has a share of %d%%: give 0 to 100", ErrUsage, c.Module, c.Percent)
 		}
 	}
 	if o.Metrics.Auth && !o.Metrics.Secure {

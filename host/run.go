@@ -65,6 +65,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	rollouts, err := loadRollouts(ctx, opts, rt, verifier, mods)
+	if err != nil {
+		return err
+	}
 	kc, err := kube.New(cfg, kube.Options{Settings: opts.Settings, Logger: opts.Logger})
 	if err != nil {
 		return classify(ErrKubeconfig, err)
@@ -80,6 +84,7 @@ func Run(ctx context.Context, opts Options) error {
 		MetricsBindAddress: opts.Metrics.BindAddress, MetricsSecure: opts.Metrics.Secure,
 		MetricsCertDir: opts.Metrics.CertDir, MetricsAuth: opts.Metrics.Auth,
 		HealthProbeBindAddress: opts.Health.ProbeBindAddress, ModuleResources: opts.ModuleResources,
+		Rollouts: rollouts,
 	})
 }
 

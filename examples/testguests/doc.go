@@ -10,9 +10,11 @@
 // guests of the reactor's tests, of the Kopf conformance suite and of the
 // benchmarks (reactor, conformance, spawning, spawnbench, reloadv1,
 // reloadv2, admissionbench, typed, memos) and of the replay tests
-// (replaychanged: reloadv1 with one more annotation on tier=gold objects) use
-// the SDK, as does the isolation tests' hog (ConfigMap handlers that loop,
-// sleep, flood the API server, fail or grow, by the object's "hog" label). Each sub-directory is a
+// (replaychanged: reloadv1 with one more annotation on tier=gold objects), of
+// the canary and shadow tests (canaryv1, canaryv2: every write names its
+// version) and the isolation tests' hog (ConfigMap handlers that loop,
+// sleep, flood the API server, fail or grow, by the object's "hog" label) use
+// the SDK. Each sub-directory is a
 // package main built with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/wasm/<name>.wasm ./testguests/<name>

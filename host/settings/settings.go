@@ -55,6 +55,8 @@ type Settings struct {
 	Recording Recording `json:"recording"`
 	// Isolation bounds what one module may take from the others.
 	Isolation Isolation `json:"isolation"`
+	// Rollouts tunes canary and shadow versions of modules.
+	Rollouts Rollouts `json:"rollouts"`
 }
 
 // Default returns the settings with every default in place: each group's
@@ -79,6 +81,7 @@ func Default() Settings {
 		Observability:  defaultObservability(),
 		Recording:      defaultRecording(),
 		Isolation:      defaultIsolation(),
+		Rollouts:       defaultRollouts(),
 	}
 }
 

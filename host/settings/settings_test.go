@@ -229,7 +229,7 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name, file, want string
 	}{
-		{"unknown group", "exection:\n  workers: 2\n", `exection: unknown settings group (known: persistence, execution, posting, queueing, watching, wasm, kube, modules, process, admission, sharding, peering, leaderElection, observability, recording, isolation)`},
+		{"unknown group", "exection:\n  workers: 2\n", `exection: unknown settings group (known: persistence, execution, posting, queueing, watching, wasm, kube, modules, process, admission, sharding, peering, leaderElection, observability, recording, isolation, rollouts)`},
 		{"unknown key", "execution:\n  wrokers: 2\n", `execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, cancellationPolling, probeCache, indexInline)`},
 		{"Go name instead of the JSON name", "execution:\n  Workers: 2\n", `execution.Workers: unknown execution setting`},
 		{"duplicate key", "execution:\n  workers: 2\n  workers: 3\n", `"workers" already set in map`},

@@ -60,6 +60,7 @@ func (s Settings) Validate() error {
 	s.LeaderElection.validate(&v)
 	s.Recording.validate(&v)
 	s.Isolation.validate(&v)
+	s.Rollouts.validate(&v)
 	return v.err()
 }
 

@@ -38,4 +38,11 @@
 // progress (persistence.State) and decide what a step means for their
 // object. The modules' indexes reach requests and look-ups through
 // [Indices], which the indexing engine implements.
+//
+// With canary versions (Options.Route, route.go) the version of a module
+// that serves a call about an object is the one the reactor routes the
+// object to, or the one a timer or daemon is bound to
+// (CallOptions.Version); with a shadow version (Options.Shadow, shadow.go)
+// a served call is repeated on it after it answered, its writes sent as
+// dry runs and its answer compared, never applied.
 package execution

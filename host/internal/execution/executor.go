@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -11,8 +12,10 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution/recording"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/persistence"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/rollout"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -53,6 +56,13 @@ type Options struct {
 	// Clock tells the time of calls and records, and waits. Default the
 	// real clock.
 	Clock clock.Clock
+	// Route, when set, picks the version of a module that handles an
+	// object, for modules with a canary (route.go). Nil: Modules.
+	Route RouteFunc
+	// Shadow, when set, returns a module's shadow version and its
+	// counters (nil when it has none): the calls of its stable version
+	// about objects are repeated on it and compared (shadow.go).
+	Shadow func(name string) (Module, *rollout.ShadowCounters)
 	// Recorder, when set, is given every handler call (kopf-wasm replay).
 	// Default: a recorder of Settings.Recording.Path when it is set.
 	Recorder *recording.Recorder
@@ -74,6 +84,10 @@ type Executor struct {
 	opened *recording.Recorder
 	// rates are the modules' request rate limits (isolation.go).
 	rates *rates
+	// shadows bounds the shadow calls in flight
+	// (settings.Rollouts.ShadowConcurrency); shadowing waits for them.
+	shadows   chan struct{}
+	shadowing sync.WaitGroup
 }
 
 // New returns an executor.
@@ -96,7 +110,8 @@ func New(opts Options) *Executor {
 		opts.Limits = func(string) settings.ModuleLimits { return settings.ModuleLimits{} }
 	}
 	return &Executor{opts: opts, log: opts.Logger, memos: newMemos(), opened: opened,
-		rates: &rates{limits: opts.Limits, buckets: map[string]*bucket{}}}
+		rates:   &rates{limits: opts.Limits, buckets: map[string]*bucket{}},
+		shadows: make(chan struct{}, max(1, opts.Settings.Rollouts.ShadowConcurrency))}
 }
 
 // Clock is the executor's clock.
@@ -135,6 +150,10 @@ type CallOptions struct {
 	Host wasmrt.Host
 	// Dedicated runs the call on an instance of its own (daemons).
 	Dedicated bool
+	// Version is the role of the module's version the call is bound to
+	// (a timer's or daemon's, [Executor.Role]); "": the object's version
+	// now.
+	Version string
 }
 
 // Call makes one attempt of h: it fails the handler without calling it
@@ -158,8 +177,9 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	if err != nil {
 		return Result{}, err
 	}
-	mod := e.opts.Modules(h.Module)
-	if mod == nil {
+	v := e.version(h, in.Subject, opts.Version)
+	mod := v.Module
+	if mod == nil || !v.Declared {
 		return Result{}, fmt.Errorf("handler '%s': %w", h.ID(), &NotLoadedError{Module: h.Module})
 	}
 	host := opts.Host
@@ -190,6 +210,14 @@ func (e *Executor) Call(ctx context.Context, h *registry.Handler, in Input, opts
 	if resp != nil {
 		out = resp.Outcome
 		e.keepMemo(h, in, resp)
+	}
+	if v.Role != "" {
+		failed := err != nil || out.Status != abi.OutcomeSuccess
+		v.Counters.Call(failed)
+		metrics.RolloutCall(h.Module, v.Role, failed)
+	}
+	if v.Role != rollout.Canary && !opts.Dedicated {
+		e.shadow(h, in.Subject, req, resp, err)
 	}
 	now := e.opts.Clock.Now()
 	step := Classify(limits, in.Record, now, out, err)

@@ -23,7 +23,7 @@ func (e *Executor) InitialDelay(ctx context.Context, h *registry.Handler, subj *
 		return 0, err
 	}
 	req.Call = abi.CallInitialDelay
-	mod := e.opts.Modules(h.Module)
+	mod := e.version(h, subj, "").Module
 	if mod == nil {
 		return 0, fmt.Errorf("initial delay of handler '%s': module %q is not loaded", h.ID(), h.Module)
 	}

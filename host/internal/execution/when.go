@@ -67,7 +67,11 @@ func (e *Executor) whenIn(ctx context.Context, h *registry.Handler, in Input) (b
 	if err != nil {
 		return false, err
 	}
-	mod := e.opts.Modules(h.Module)
+	v := e.version(h, in.Subject, "")
+	if !v.Declared {
+		return false, nil // the object's version has no such handler
+	}
+	mod := v.Module
 	if mod == nil {
 		return false, fmt.Errorf("callback filter of handler '%s': module %q is not loaded", h.ID(), h.Module)
 	}

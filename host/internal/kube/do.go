@@ -28,6 +28,18 @@ import (
 // (404), "host" when the request itself is malformed (400). Whether the
 // module may make the request at all is checked before, by the caller.
 func (c *Client) Do(ctx context.Context, req abi.KubeRequest) abi.KubeResponse {
+	return c.do(ctx, req, false)
+}
+
+// DoDryRun is [Client.Do] with every write (create, update, patch, apply,
+// delete) sent as a dry run (dryRun=All): the API server validates and
+// admits it and answers as if it were stored, but stores nothing. Reads
+// are as in Do. Shadow versions of modules get their writes answered so.
+func (c *Client) DoDryRun(ctx context.Context, req abi.KubeRequest) abi.KubeResponse {
+	return c.do(ctx, req, true)
+}
+
+func (c *Client) do(ctx context.Context, req abi.KubeRequest, dryRun bool) abi.KubeResponse {
 	gvr := schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource}
 	if err := checkRequest(req); err != nil {
 		return abi.KubeResponse{Error: badRequest(err)}
@@ -37,6 +49,9 @@ func (c *Client) Do(ctx context.Context, req abi.KubeRequest) abi.KubeResponse {
 		return abi.KubeResponse{Error: hostError(err)}
 	}
 	g := guestReq{c: c, req: req, res: res, gvr: gvr}
+	if dryRun {
+		g.dryRun = []string{metav1.DryRunAll}
+	}
 	if err := g.prepare(); err != nil {
 		return abi.KubeResponse{Error: badRequest(err)}
 	}
@@ -76,6 +91,8 @@ type guestReq struct {
 	obj *unstructured.Unstructured // the decoded body of create, update, apply
 	sel labels.Selector            // list
 	pt  types.PatchType            // patch
+	// dryRun is the writes' dryRun option (DoDryRun: [All]).
+	dryRun []string
 }
 
 // prepare decodes the body and settles the name and namespace: a
@@ -126,7 +143,7 @@ func (g *guestReq) do(ctx context.Context) (json.RawMessage, error) {
 		return g.list(ctx)
 	case abi.VerbDelete:
 		return nil, g.send(ctx, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
-			return nil, ri.Delete(ctx, g.req.Name, metav1.DeleteOptions{}, subresources(g.req.Subresource)...)
+			return nil, ri.Delete(ctx, g.req.Name, metav1.DeleteOptions{DryRun: g.dryRun}, subresources(g.req.Subresource)...)
 		})
 	default:
 		return g.write(ctx)
@@ -179,13 +196,13 @@ func (g *guestReq) write(ctx context.Context) (json.RawMessage, error) {
 	return g.sendJSON(ctx, func(ctx context.Context, ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
 		switch g.req.Verb {
 		case abi.VerbUpdate:
-			return ri.Update(ctx, g.obj, metav1.UpdateOptions{FieldManager: manager}, subs...)
+			return ri.Update(ctx, g.obj, metav1.UpdateOptions{FieldManager: manager, DryRun: g.dryRun}, subs...)
 		case abi.VerbApply:
 			force := g.req.Force
 			return ri.Patch(ctx, g.req.Name, types.ApplyPatchType, g.req.Body,
-				metav1.PatchOptions{FieldManager: manager, Force: &force}, subs...)
+				metav1.PatchOptions{FieldManager: manager, Force: &force, DryRun: g.dryRun}, subs...)
 		}
-		return ri.Patch(ctx, g.req.Name, g.pt, g.req.Body, metav1.PatchOptions{FieldManager: manager}, subs...)
+		return ri.Patch(ctx, g.req.Name, g.pt, g.req.Body, metav1.PatchOptions{FieldManager: manager, DryRun: g.dryRun}, subs...)
 	})
 }
 
@@ -208,6 +225,9 @@ func (g *guestReq) create(ctx context.Context, manager string) (json.RawMessage,
 		req := g.c.raw.Post().AbsPath(objectPath(g.gvr, g.req.Namespace, name, g.req.Subresource)...)
 		if manager != "" {
 			req = req.Param("fieldManager", manager)
+		}
+		for _, d := range g.dryRun {
+			req = req.Param("dryRun", d)
 		}
 		res := req.Body(body).MaxRetries(0).Do(ctx)
 		if err := res.Error(); err != nil { // Error, not Raw: it decodes the API status

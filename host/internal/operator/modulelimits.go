@@ -105,7 +105,9 @@ func (m *moduleResources) loadedModules() map[string]string {
 	defer m.mu.Unlock()
 	out := make(map[string]string, len(m.loaded))
 	for name, l := range m.loaded {
-		out[name] = l.module
+		if l.stable.mod != nil {
+			out[name] = l.stable.mod.Manifest().Module.Name
+		}
 	}
 	return out
 }

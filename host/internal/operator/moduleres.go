@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/oci"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -34,25 +36,24 @@ var moduleResource = abi.ResourceSelector{Group: "kopf-wasm.dev", Version: "v1",
 // could not) into the object's status. A version that fails leaves the
 // previous one serving.
 type moduleResources struct {
-	kc     *kube.Client
-	rt     *wasmrt.Runtime
-	set    *moduleSet
-	pull   *modules.Puller
-	log    *slog.Logger
-	res    kube.Resource
-	watch  *kube.Watch
-	queue  workqueue.TypedDelayingInterface[string]
-	every  time.Duration // tag polling
-	iso    settings.Isolation
-	mu     sync.Mutex // guards loaded: reportBounds reads it
-	loaded map[string]loadedModule
-	busy   atomic.Bool // a Module object is being served
-}
-
-type loadedModule struct {
-	source, digest string
-	generation     int64
-	module         string // the manifest's name
+	kc    *kube.Client
+	rt    *wasmrt.Runtime
+	set   *moduleSet
+	pull  *modules.Puller
+	log   *slog.Logger
+	res   kube.Resource
+	watch *kube.Watch
+	queue workqueue.TypedDelayingInterface[string]
+	every time.Duration // tag polling
+	// statusEvery is how often the status of a Module with a canary or a
+	// shadow is written (settings.Rollouts.StatusInterval).
+	statusEvery time.Duration
+	iso         settings.Isolation
+	mu          sync.Mutex // guards loaded: reportBounds reads it
+	loaded      map[string]loadedModule
+	busy        atomic.Bool // a Module object is being served
+	// gens are the generations the watch last delivered, by name.
+	gens sync.Map
 }
 
 // startModuleResources watches the Module objects until ctx ends.
@@ -66,9 +67,9 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 		return err
 	}
 	m := &moduleResources{kc: kc, rt: rt, set: set, pull: pull, log: opts.Logger, res: res,
-		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, loaded: map[string]loadedModule{},
-		iso: opts.Settings.Isolation}
-	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), func(ev kube.Event) { m.queue.Add(ev.Object.GetName()) })
+		queue: workqueue.NewTypedDelayingQueue[string](), every: opts.Settings.Modules.TagPollInterval, statusEvery: opts.Settings.Rollouts.StatusInterval,
+		loaded: map[string]loadedModule{}, iso: opts.Settings.Isolation}
+	m.watch, err = kc.Watch(ctx, res, kube.AllNamespaces(), m.observe)
 	if err != nil {
 		return err
 	}
@@ -82,17 +83,55 @@ func startModuleResources(ctx context.Context, kc *kube.Client, rt *wasmrt.Runti
 	return nil
 }
 
+// observe queues a Module object whose spec changed (or that came or
+// went); the host's own status writes change no generation and are not
+// served again.
+func (m *moduleResources) observe(ev kube.Event) {
+	name, gen := ev.Object.GetName(), ev.Object.GetGeneration()
+	if ev.Type == kube.Modified {
+		if seen, ok := m.gens.Load(name); ok && seen.(int64) == gen {
+			return
+		}
+	}
+	if ev.Type == kube.Deleted {
+		m.gens.Delete(name)
+	} else {
+		m.gens.Store(name, gen)
+	}
+	m.queue.Add(name)
+}
+
 func (m *moduleResources) work(ctx context.Context) {
 	for {
-		name, shutdown := m.queue.Get()
+		key, shutdown := m.queue.Get()
 		if shutdown {
 			return
 		}
-		m.busy.Store(true)
-		m.reconcile(ctx, name)
-		m.busy.Store(false)
-		m.queue.Done(name)
+		if name, ok := strings.CutPrefix(key, statusKey); ok {
+			m.statusTick(ctx, name)
+		} else {
+			m.busy.Store(true)
+			m.reconcile(ctx, key)
+			m.busy.Store(false)
+		}
+		m.queue.Done(key)
 	}
+}
+
+// statusKey prefixes the queue's keys of status ticks: a Module with a
+// canary or a shadow has its versions' figures written every
+// settings.Rollouts.StatusInterval (a ':' is in no object name).
+const statusKey = "status:"
+
+// statusTick writes the versions' figures of a Module that still has a
+// canary or a shadow, and schedules the next tick.
+func (m *moduleResources) statusTick(ctx context.Context, name string) {
+	l, ok := m.getLoaded(name)
+	if !ok || !l.spec.rolls() {
+		return
+	}
+	m.rolloutStatus(ctx, name, l)
+	m.queue.AddAfter(statusKey+name, m.statusEvery)
 }
 
 // ready says whether every Module object listed so far has been served
@@ -107,12 +146,9 @@ func (m *moduleResources) ready() error {
 // reconcile serves what the Module object name asks for now.
 func (m *moduleResources) reconcile(ctx context.Context, name string) {
 	obj, ok := m.watch.Get("", name)
-	m.mu.Lock()
-	prev, had := m.loaded[name]
-	m.mu.Unlock()
 	if !ok {
-		if had {
-			if err := m.set.setNamed(ctx, name, nil); err != nil {
+		if _, had := m.getLoaded(name); had {
+			if err := m.set.setNamed(ctx, name, nil, reactor.Rollout{}); err != nil {
 				m.log.Error(fmt.Sprintf("Module %s: unloading failed: %v", name, err))
 				return
 			}
@@ -121,64 +157,51 @@ func (m *moduleResources) reconcile(ctx context.Context, name string) {
 		}
 		return
 	}
-	source, _, _ := unstructured.NestedString(obj.Object, "spec", "source")
-	if had && prev.source == source && prev.generation == obj.GetGeneration() && modules.Pinned(source) {
+	want, err := specOf(obj)
+	prev, had := m.getLoaded(name)
+	if err == nil && want.rolls() && m.statusEvery > 0 {
+		defer m.queue.AddAfter(statusKey+name, m.statusEvery) // the versions' figures
+	}
+	if err == nil && had && prev.spec == want && prev.generation == obj.GetGeneration() && want.pinned() {
 		return
 	}
-	if !modules.Pinned(source) && m.every > 0 {
+	if err == nil && !want.pinned() && m.every > 0 {
 		defer m.queue.AddAfter(name, m.every) // a tag may move
 	}
-	limits, err := limitsOf(obj, m.iso)
-	if err != nil {
-		m.fail(ctx, name, obj, err)
-		return
+	var limits settings.ModuleLimits
+	if err == nil {
+		limits, err = limitsOf(obj, m.iso)
 	}
-	mod, digest, err := m.load(ctx, name, source)
-	if err == nil && had && digest == prev.digest {
-		mod.Close() // the same version: nothing to swap, but its limits may have changed
-		m.set.setLimits(name, limits)
-		m.setLoaded(name, &loadedModule{source: source, digest: digest, generation: obj.GetGeneration(), module: prev.module})
+	var next loadedModule
+	if err == nil {
+		next, err = m.loadAll(ctx, name, want, prev)
+	}
+	if err == nil && had && next.same(prev) {
+		next.setLimits(limits) // the same versions: nothing to swap, but the limits may have changed
+		m.setLoaded(name, &next)
 		return
 	}
 	if err == nil {
-		mod.SetLimits(limits)
-		if err = m.set.setNamed(ctx, name, mod); err != nil {
-			mod.Close()
+		next.setLimits(limits)
+		if err = m.set.setNamed(ctx, name, next.stable.mod, next.rollout()); err != nil {
+			next.closeNew(prev)
 		}
 	}
 	if err != nil {
 		m.fail(ctx, name, obj, err)
 		return
 	}
-	man := mod.Manifest()
-	m.setLoaded(name, &loadedModule{source: source, digest: digest, generation: obj.GetGeneration(), module: man.Module.Name})
+	m.setLoaded(name, &next)
+	man := next.stable.mod.Manifest()
 	handlers := []string{}
 	for _, h := range man.Handlers {
 		handlers = append(handlers, h.ID+"="+string(h.Kind))
 	}
-	m.log.Info("module loaded from a Module resource", "resource", name, "module", man.Module.Name, "digest", digest)
-	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "source": source, "digest": digest,
+	m.log.Info("module loaded from a Module resource", "resource", name, "module", man.Module.Name, "digest", next.stable.digest,
+		"canary", next.canary.digest, "percent", next.spec.percent, "shadow", next.shadow.digest)
+	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "source": next.spec.source, "digest": next.stable.digest,
 		"module": man.Module.Name, "version": man.Module.Version, "handlers": handlers, "error": nil})
-}
-
-// fail reports why a Module object's change could not be served.
-func (m *moduleResources) fail(ctx context.Context, name string, obj *unstructured.Unstructured, err error) {
-	metrics.ModuleFailed("Module/" + name)
-	msg := fmt.Sprintf("%v; the previous version, if any, keeps serving", err)
-	m.log.Error(fmt.Sprintf("Module %s: %s", name, msg))
-	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "error": err.Error()})
-	_ = m.kc.PostEvent(ctx, kube.RefOf(obj), abi.EventRequest{Type: "Warning", Reason: "LoadFailed", Message: msg})
-}
-
-// setLoaded records what a Module object serves (nil: nothing).
-func (m *moduleResources) setLoaded(name string, l *loadedModule) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if l == nil {
-		delete(m.loaded, name)
-		return
-	}
-	m.loaded[name] = *l
+	m.rolloutStatus(ctx, name, next)
 }
 
 // load pulls and loads a source.
@@ -210,4 +233,32 @@ func (m *moduleResources) status(ctx context.Context, name string, fields map[st
 	if err != nil {
 		m.log.Warn(fmt.Sprintf("Module %s: writing its status failed: %v", name, err))
 	}
+}
+
+// fail reports why a Module object's change could not be served.
+func (m *moduleResources) fail(ctx context.Context, name string, obj *unstructured.Unstructured, err error) {
+	metrics.ModuleFailed("Module/" + name)
+	msg := fmt.Sprintf("%v; the previous version, if any, keeps serving", err)
+	m.log.Error(fmt.Sprintf("Module %s: %s", name, msg))
+	m.status(ctx, name, map[string]any{"observedGeneration": obj.GetGeneration(), "error": err.Error()})
+	_ = m.kc.PostEvent(ctx, kube.RefOf(obj), abi.EventRequest{Type: "Warning", Reason: "LoadFailed", Message: msg})
+}
+
+// getLoaded is what the Module object name serves, if anything.
+func (m *moduleResources) getLoaded(name string) (loadedModule, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.loaded[name]
+	return l, ok
+}
+
+// setLoaded records what a Module object serves (nil: nothing).
+func (m *moduleResources) setLoaded(name string, l *loadedModule) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l == nil {
+		delete(m.loaded, name)
+		return
+	}
+	m.loaded[name] = *l
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/metrics"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
-	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
 // moduleSet is what a running host serves: the modules of its arguments
@@ -22,6 +21,10 @@ type moduleSet struct {
 	op    *reactor.Operator
 	args  []*wasmrt.Module
 	named map[string]*wasmrt.Module // by Module resource name
+	// argsOuts are the canary and shadow versions of run's flags, by
+	// module name; outs those of Module resources, by resource name.
+	argsOuts map[string]reactor.Rollout
+	outs     map[string]reactor.Rollout
 	// resources serve the Module objects (nil without
 	// Options.ModuleResources); read by ready.
 	resources atomic.Pointer[moduleResources]
@@ -29,8 +32,9 @@ type moduleSet struct {
 	served map[*wasmrt.Module]bool
 }
 
-func newModuleSet(op *reactor.Operator, args []*wasmrt.Module) *moduleSet {
-	return &moduleSet{op: op, args: args, named: map[string]*wasmrt.Module{}, served: reportSwap(nil, args)}
+func newModuleSet(op *reactor.Operator, args []*wasmrt.Module, argsOuts map[string]reactor.Rollout) *moduleSet {
+	return &moduleSet{op: op, args: args, named: map[string]*wasmrt.Module{}, argsOuts: argsOuts,
+		outs: map[string]reactor.Rollout{}, served: reportSwap(nil, append(slices.Clone(args), versions(argsOuts)...))}
 }
 
 // setArgs replaces the modules of the arguments.
@@ -46,35 +50,60 @@ func (s *moduleSet) setArgs(ctx context.Context, mods []*wasmrt.Module) error {
 	return nil
 }
 
-// setNamed serves mod for the Module resource name (nil: unloads it).
-func (s *moduleSet) setNamed(ctx context.Context, name string, mod *wasmrt.Module) error {
+// setNamed serves mod, with the canary and shadow versions of out, for
+// the Module resource name (mod nil: unloads it).
+func (s *moduleSet) setNamed(ctx context.Context, name string, mod *wasmrt.Module, out reactor.Rollout) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev, had := s.named[name]
+	prevOut, hadOut := s.outs[name]
+	delete(s.outs, name)
 	if mod == nil {
 		delete(s.named, name)
 	} else {
 		s.named[name] = mod
+		if out.Canary != nil || out.Shadow != nil {
+			s.outs[name] = out
+		}
 	}
 	if err := s.swap(ctx); err != nil {
+		delete(s.named, name)
+		delete(s.outs, name)
 		if had {
 			s.named[name] = prev
-		} else {
-			delete(s.named, name)
+		}
+		if hadOut {
+			s.outs[name] = prevOut
 		}
 		return err
 	}
 	return nil
 }
 
-// setLimits gives the module served for the Module resource name its
-// bounds.
-func (s *moduleSet) setLimits(name string, l settings.ModuleLimits) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m := s.named[name]; m != nil {
-		m.SetLimits(l)
+// rollouts are the canary and shadow versions of the whole set, by
+// module name; s.mu is held.
+func (s *moduleSet) rollouts() map[string]reactor.Rollout {
+	out := map[string]reactor.Rollout{}
+	for name, r := range s.argsOuts {
+		out[name] = r
 	}
+	for resource, r := range s.outs {
+		out[s.named[resource].Manifest().Module.Name] = r
+	}
+	return out
+}
+
+// versions are the canary and shadow modules of rollouts.
+func versions(rollouts map[string]reactor.Rollout) []*wasmrt.Module {
+	var out []*wasmrt.Module
+	for _, r := range rollouts {
+		for _, m := range []*wasmrt.Module{r.Canary, r.Shadow} {
+			if m != nil {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // swap hands the whole set to the operator; s.mu is held.
@@ -83,10 +112,11 @@ func (s *moduleSet) swap(ctx context.Context) error {
 	for _, name := range slices.Sorted(maps.Keys(s.named)) {
 		all = append(all, s.named[name])
 	}
-	if err := s.op.Swap(ctx, all); err != nil {
+	outs := s.rollouts()
+	if err := s.op.SwapRollouts(ctx, all, outs); err != nil {
 		return err
 	}
-	s.served = reportSwap(s.served, all)
+	s.served = reportSwap(s.served, append(all, versions(outs)...))
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kopf-wasm/kopf-wasm/host/internal/kube"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/reactor"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
@@ -45,4 +46,7 @@ type Options struct {
 	HealthProbeBindAddress string
 	// ModuleResources also serves the Module resources' modules.
 	ModuleResources bool
+	// Rollouts are the canary and shadow versions of run's flags, by
+	// module name (loaded once, not reloaded).
+	Rollouts map[string]reactor.Rollout
 }

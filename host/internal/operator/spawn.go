@@ -83,7 +83,7 @@ func spawn(ctx context.Context, opts Options) (_ *engines, err error) {
 	}
 	op, err := reactor.New(ctx, reactor.Options{
 		Kube: opts.Kube, Modules: opts.Modules, Namespaces: opts.Namespaces, Settings: *s, Logger: opts.Logger,
-		Gate: e.gate, Owner: owner,
+		Gate: e.gate, Owner: owner, Rollouts: opts.Rollouts,
 	})
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func spawn(ctx context.Context, opts Options) (_ *engines, err error) {
 	e.stops = append(e.stops, e.live.Close)
 	e.live.SetProber(prober.Probe)
 	logStart(opts)
-	set := newModuleSet(op, opts.Modules)
+	set := newModuleSet(op, opts.Modules, opts.Rollouts)
 	if opts.ModuleResources {
 		if err := startModuleResources(ctx, opts.Kube, opts.Runtime, set, opts); err != nil {
 			return nil, err

@@ -56,6 +56,9 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 	if o.foreign(key, obj) {
 		return // sharding: another replica's object
 	}
+	if o.moving(key, execution.NewSubject(s.res.ResourceRef, s.res.Status, obj)) {
+		return // rollouts: queued again when its old version's timers and daemons have stopped
+	}
 	now := time.Now()
 	if wait := o.mem.stale(key, obj.GetResourceVersion(), now, o.opts.Settings.Persistence.ConsistencyTimeout); wait > 0 {
 		o.queue.AddAfter(key, wait)
@@ -191,6 +194,8 @@ func (o *Operator) cycle(ctx context.Context, res kube.Resource, key objectKey, 
 		if c.sel, err = o.registry.Select(ref, &cause, o.exec.When(ctx, subj, nil)); err != nil {
 			return outcome{}, err
 		}
+		// With a canary, only the handlers of the object's version.
+		c.sel.Spawned, c.sel.Due = o.declared(c.sel.Spawned, subj), o.declared(c.sel.Due, subj)
 	}
 	if err := c.run(); err != nil {
 		return outcome{}, err

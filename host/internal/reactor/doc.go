@@ -71,6 +71,14 @@
 // module whose indexes are not complete yet wait (at start, and after a
 // swap of the module while its indexes are rebuilt from the watch caches).
 //
+// Canary and shadow versions (rollouts.go, [Operator.SwapRollouts]): the
+// registry holds the union of a module's stable and canary handlers, the
+// executor routes each object to one version by its UID's hash
+// (host/internal/rollout), a cycle leaves out the handlers its object's
+// version does not declare, and a moved object's cycles wait until the
+// timers and daemons of its old version have stopped (Spawner.Rebind).
+// A shadow version is called by the executor after the serving call.
+//
 // Errors of the framework itself (API failures, malformed objects) throttle
 // the object with settings.Queueing.ErrorDelays, the work queue's rate
 // limiter; other objects go on.

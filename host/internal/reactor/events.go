@@ -32,6 +32,7 @@ func (o *Operator) runEventHandlers(ctx context.Context, res kube.Resource, even
 			o.log.Error(fmt.Sprintf("Event handlers skipped: %v", err), subj.Attrs()...)
 			continue
 		}
+		handlers = o.declared(handlers, subj) // with a canary, only the event's object's version
 		typ := string(ev.Type)
 		if ev.Initial {
 			typ = ""

@@ -18,14 +18,15 @@ import (
 // records the resources to watch. A handler whose resource the cluster does
 // not serve is logged and left out. o.mu is held by the caller (or o is not
 // running yet).
-func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module) error {
-	modules, reg, resolved, err := o.build(ctx, mods)
+func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module, rollouts map[string]Rollout) error {
+	modules, states, reg, resolved, err := o.build(ctx, mods, rollouts)
 	if err != nil {
 		return err
 	}
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
-	o.budget(modules)
+	o.budget(modules, states)
+	o.rollouts.Store(&states)
 	o.reg.Store(reg)
 	o.fills = o.indexing.Install(reg, nil)
 	for _, ref := range watched(reg) {
@@ -37,18 +38,28 @@ func (o *Operator) install(ctx context.Context, mods []*wasmrt.Module) error {
 	return nil
 }
 
-// build checks a module set and builds its registry.
-func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string]*wasmrt.Module, *registry.Registry, map[string]kube.Resource, error) {
+// build checks a module set and its rollouts and builds its registry.
+func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module, rollouts map[string]Rollout) (map[string]*wasmrt.Module, map[string]*rolloutState, *registry.Registry, map[string]kube.Resource, error) {
 	modules := map[string]*wasmrt.Module{}
-	var manifests []abi.Manifest
 	for _, m := range mods {
 		// Handlers name their module by its manifest's name.
 		name := m.Manifest().Module.Name
 		if _, dup := modules[name]; dup {
-			return nil, nil, nil, fmt.Errorf("reactor: two modules are named %q in their manifests; rename one", name)
+			return nil, nil, nil, nil, fmt.Errorf("reactor: two modules are named %q in their manifests; rename one", name)
 		}
 		modules[name] = m
-		manifests = append(manifests, m.Manifest())
+	}
+	states, unions, err := checkRollouts(modules, rollouts)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var manifests []abi.Manifest
+	for _, m := range mods {
+		man := m.Manifest()
+		if union, ok := unions[man.Module.Name]; ok {
+			man = union
+		}
+		manifests = append(manifests, man)
 	}
 	resolved := map[string]kube.Resource{}
 	reg, err := registry.NewAllPicked(manifests, func(sel abi.ResourceSelector) ([]abi.ResourceRef, error) {
@@ -66,12 +77,12 @@ func (o *Operator) build(ctx context.Context, mods []*wasmrt.Module) (map[string
 		return pick(ctx, modules[module], spec, refs, resolved)
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reactor: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("reactor: %w", err)
 	}
-	o.scan.built(mods)
+	o.scan.built(mods, rollouts)
 	o.logUnresolved(reg)
 	o.warnUnserved(manifests)
-	return modules, reg, resolved, nil
+	return modules, states, reg, resolved, nil
 }
 
 // pick asks mod which of the candidates (refs, resolved in resolved) the
@@ -157,13 +168,22 @@ func (o *Operator) watch(ctx context.Context, key string, s *served) error {
 // daemons of changed modules restart on the new version. Old modules that
 // are not in the new set are closed once their calls have finished.
 func (o *Operator) Swap(ctx context.Context, mods []*wasmrt.Module) error {
-	return o.swap(ctx, mods, true)
+	return o.swap(ctx, mods, nil, true)
 }
 
-// swap is Swap, and with resume false and no mods a rescan
+// SwapRollouts is [Operator.Swap] with canary and shadow versions of
+// modules, by module name (rollouts.go). A changed share moves objects
+// between versions without a moment when two handle one: the cycles in
+// flight finish first, as in any swap, and a moved object's timers and
+// daemons stop before its new version handles it.
+func (o *Operator) SwapRollouts(ctx context.Context, mods []*wasmrt.Module, rollouts map[string]Rollout) error {
+	return o.swap(ctx, mods, rollouts, true)
+}
+
+// swap is SwapRollouts, and with resume false and no mods a rescan
 // (scanning.go): the current modules, their selectors resolved again,
 // objects not resumed.
-func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool) error {
+func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, rollouts map[string]Rollout, resume bool) error {
 	o.scan.swapping.Lock()
 	defer o.scan.swapping.Unlock()
 	if resume {
@@ -172,9 +192,9 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	if mods == nil {
 		// A rescan: the modules as the last swap left them, read under the
 		// lock so that a swap racing it is not undone.
-		mods = o.scan.modules()
+		mods, rollouts = o.scan.modules()
 	}
-	modules, reg, resolved, err := o.build(ctx, mods)
+	modules, states, reg, resolved, err := o.build(ctx, mods, rollouts)
 	if err != nil {
 		return err
 	}
@@ -183,9 +203,11 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	}
 	o.mu.Lock()
 	old := o.modules
+	oldStates := *o.rollouts.Load()
 	o.modules, o.registry = modules, reg
 	o.current.Store(&modules)
-	o.budget(modules)
+	o.budget(modules, states)
+	o.rollouts.Store(&states)
 	o.reg.Store(reg)
 	// The indexes of new and changed modules are rebuilt before their
 	// resource handlers run again (indexes.go).
@@ -224,7 +246,7 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 	}
 	var changed []string
 	for name, m := range old {
-		if modules[name] != m {
+		if modules[name] != m || versionsChanged(oldStates[name], states[name]) {
 			changed = append(changed, name)
 		}
 	}
@@ -266,12 +288,57 @@ func (o *Operator) swap(ctx context.Context, mods []*wasmrt.Module, resume bool)
 			o.log.Error(err.Error())
 		}
 	}
-	for name, m := range old {
-		if modules[name] != m {
-			go m.Close() // waits for its calls in flight
-		}
+	for _, m := range retired(old, oldStates, modules, states) {
+		go m.Close() // waits for its calls in flight
 	}
 	return nil
+}
+
+// versionsChanged reports whether a module's canary or shadow was
+// replaced (not merely its share changed): its timers and daemons restart.
+func versionsChanged(was, now *rolloutState) bool {
+	var a, b Rollout
+	if was != nil {
+		a = was.Rollout
+	}
+	if now != nil {
+		b = now.Rollout
+	}
+	return a.Canary != b.Canary || a.Shadow != b.Shadow
+}
+
+// retired are the versions the old set served (stable, canary, shadow)
+// that the new one serves in no role: they are closed once their calls
+// have finished. A promoted canary or a demoted stable version is kept.
+func retired(was map[string]*wasmrt.Module, wasOuts map[string]*rolloutState, now map[string]*wasmrt.Module, nowOuts map[string]*rolloutState) []*wasmrt.Module {
+	serving := map[*wasmrt.Module]bool{}
+	for _, m := range all(now, nowOuts) {
+		serving[m] = true
+	}
+	var out []*wasmrt.Module
+	for _, m := range all(was, wasOuts) {
+		if !serving[m] {
+			out = append(out, m)
+			serving[m] = true // once
+		}
+	}
+	return out
+}
+
+// all are the modules of a set and its rollouts.
+func all(mods map[string]*wasmrt.Module, outs map[string]*rolloutState) []*wasmrt.Module {
+	var out []*wasmrt.Module
+	for _, m := range mods {
+		out = append(out, m)
+	}
+	for _, r := range outs {
+		for _, m := range []*wasmrt.Module{r.Canary, r.Shadow} {
+			if m != nil {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // watched are the resources whose objects the operator watches: those with
@@ -292,8 +359,16 @@ func watched(reg *registry.Registry) []abi.ResourceRef {
 
 // budget bounds the memory of each module's instances by
 // settings.Isolation.MemoryBytes, unless its Module resource set its own.
-func (o *Operator) budget(modules map[string]*wasmrt.Module) {
-	for _, m := range modules {
+func (o *Operator) budget(modules map[string]*wasmrt.Module, rollouts map[string]*rolloutState) {
+	all := slices.Collect(maps.Values(modules))
+	for _, r := range rollouts {
+		for _, m := range []*wasmrt.Module{r.Canary, r.Shadow} {
+			if m != nil {
+				all = append(all, m) // a canary or shadow version has a budget of its own
+			}
+		}
+	}
+	for _, m := range all {
 		if _, own := m.Limits(); !own {
 			m.SetMemoryBudget(o.opts.Settings.Isolation.MemoryBytes)
 		}

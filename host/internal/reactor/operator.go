@@ -49,6 +49,9 @@ type Options struct {
 	// Owner, when set, narrows the objects this replica handles (sharding,
 	// sharding.go): cycles run only for objects it owns. Nil: all.
 	Owner Owner
+	// Rollouts are canary and shadow versions of Modules, by module name
+	// (rollouts.go). Optional.
+	Rollouts map[string]Rollout
 }
 
 func (o Options) withDefaults() Options {
@@ -81,6 +84,8 @@ type Operator struct {
 	// current is the module set the executor calls, replaced (never
 	// changed) by a swap, so that timers and daemons read it without mu.
 	current atomic.Pointer[map[string]*wasmrt.Module]
+	// rollouts are the canary and shadow versions, replaced with current.
+	rollouts atomic.Pointer[map[string]*rolloutState]
 	// reg is the registry the admission engine reads, replaced with the
 	// module set.
 	reg atomic.Pointer[registry.Registry]
@@ -159,14 +164,14 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: metrics.QueueName("kopf-wasm")})
 	o.shares = newShares(o.workerShare, o.queue.Add)
 	o.exec = execution.New(execution.Options{
-		Modules: o.module, Cluster: o.kube, Settings: opts.Settings, Logger: o.log, Limits: o.limits,
+		Modules: o.module, Route: o.route, Shadow: o.shadowOf, Cluster: o.kube, Settings: opts.Settings, Logger: o.log, Limits: o.limits,
 	})
 	o.indexing = indexing.New(indexing.Options{
 		Exec: o.exec, Inline: opts.Settings.Execution.IndexInline, Logger: o.log,
 		OnReady: func(string) { o.releaseHeld() },
 	})
 	o.exec.ServeIndices(o.indexing)
-	if err := o.install(ctx, opts.Modules); err != nil {
+	if err := o.install(ctx, opts.Modules, opts.Rollouts); err != nil {
 		return nil, err
 	}
 	o.spawner = spawning.New(spawning.Options{
@@ -239,6 +244,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.queue.ShutDown()
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
 	o.spawner.Shutdown(stopCtx)
+	o.exec.WaitShadows()
 	if o.admission != nil {
 		o.admission.Stop(stopCtx)
 	}

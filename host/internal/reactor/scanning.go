@@ -29,22 +29,24 @@ type scanner struct {
 	swapping sync.Mutex
 
 	mu     sync.Mutex
-	mods   []*wasmrt.Module  // the module set last built, in load order
-	logged map[string]string // what was last logged per handler and topic
+	mods   []*wasmrt.Module   // the module set last built, in load order
+	outs   map[string]Rollout // and its rollouts
+	logged map[string]string  // what was last logged per handler and topic
 }
 
 // built remembers the module set of the last build.
-func (s *scanner) built(mods []*wasmrt.Module) {
+func (s *scanner) built(mods []*wasmrt.Module, rollouts map[string]Rollout) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mods = append(s.mods[:0:0], mods...)
+	s.outs = rollouts
 }
 
-// modules is the module set last built.
-func (s *scanner) modules() []*wasmrt.Module {
+// modules is the module set last built, with its rollouts.
+func (s *scanner) modules() ([]*wasmrt.Module, map[string]Rollout) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mods
+	return s.mods, s.outs
 }
 
 // first reports whether text is new for (topic, module, handler): what a
@@ -180,7 +182,7 @@ func (o *Operator) rescan(ctx context.Context) {
 		}
 		return
 	}
-	if err := o.swap(ctx, nil, false); err != nil && ctx.Err() == nil {
+	if err := o.swap(ctx, nil, nil, false); err != nil && ctx.Err() == nil {
 		o.log.Error(fmt.Sprintf("rescan: %v", err))
 	}
 }

@@ -23,7 +23,7 @@ SDK test kit, the CRD, an example object, a Makefile and a README.
   go              main.go, main_test.go (kopftest), go.mod; make test = go test;
                   make build = go build for wasip1, or with --compiler tinygo,
                   kopf-wasm build --compiler tinygo (TinyGo: hack/tinygo.sh)
-  rust            src/lib.rs with its tests (kopf::testing::Harness),
+  rust            src/lib.rs with its tests (kopf::testing::Host),
                   Cargo.toml, .cargo/config.toml (offline, Debian's crates);
                   make test = cargo test
   assemblyscript  assembly/index.ts, test/run.mjs (the SDK's fake host, in

@@ -2,8 +2,11 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +30,8 @@ type runOptions struct {
 	moduleResources bool
 	// config is a YAML file of settings.
 	config string
+	// canaries (MODULE=PERCENT) and shadows are second versions of modules.
+	canaries, shadows []string
 	// webhook flags override settings.Admission when given.
 	webhookListen, webhookHost, webhookCertDir, webhookCertSecret, webhookManaged, webhookCADump, webhookService string
 }
@@ -89,6 +94,16 @@ cycles; one that does not load leaves the old one serving. With
 (kopf-wasm.dev/v1, deploy/crds/modules.kopf-wasm.dev.yaml) name, and MODULE
 arguments become optional.
 
+Rollouts (docs/rollouts.md): --canary MODULE=PERCENT serves a second version
+of a module (a file or reference whose manifest names a module of the
+arguments) for PERCENT of the objects, chosen by a stable hash of their
+UIDs; each object is handled by exactly one version, its timers and daemons
+too. --shadow MODULE calls a version after the serving one with the same
+requests and compares its outcomes, results and patches, never writing them
+(no patches, no Events, Kubernetes writes as dry runs); differences are
+logged and counted. Both are loaded once; a Module resource's spec.canary
+and spec.shadow can be changed while the host runs.
+
 Compiled modules are cached in $KOPF_WASM_CACHE/wasm (default
 ~/.cache/kopf-wasm/wasm), so the next start skips the compilation.
 
@@ -119,6 +134,9 @@ Example - Three replicas, one handling at a time (Lease leader election):
 
 Example - A laptop host pausing the deployed ones of the peering "default":
   kopf-wasm run -A --dev handlers.wasm
+
+Example - A canary handling a tenth of the objects, and a shadow of it compared:
+  kopf-wasm run -A --canary v2/handlers.wasm=10 --shadow v3/handlers.wasm v1/handlers.wasm
 
 Example - Replicas that share the objects, each object handled by one of them:
   kopf-wasm run -A --shards --shard-namespace operators handlers.wasm
@@ -167,7 +185,12 @@ func runCmd(g *globals) *cobra.Command {
 				return clierr.Usagef(errors.New("sharding and leader election exclude each other"),
 					"with --shards every replica handles its share, with --leader-elect one handles all; pass one of them")
 			}
+			canaries, err := parseCanaries(o.canaries)
+			if err != nil {
+				return err
+			}
 			return host.Run(cmd.Context(), host.Options{
+				Canaries: canaries, Shadows: o.shadows,
 				Modules: modules, Kubeconfig: o.Kubeconfig, KubeContext: o.Context,
 				Namespaces: o.Patterns, AllNamespaces: o.All,
 				Settings: &s, Logger: log, Registry: registryOptions(o.Registry, log),
@@ -190,6 +213,10 @@ func runCmd(g *globals) *cobra.Command {
 		"serve a liveness endpoint at this URL, e.g. http://0.0.0.0:8080/healthz (200 while the operator runs)")
 	fs.BoolVar(&o.moduleResources, "module-resources", false,
 		"also serve the modules named by Module resources (kopf-wasm.dev/v1) in the cluster")
+	fs.StringArrayVar(&o.canaries, "canary", nil,
+		"serve this version of a module (.wasm file or OCI reference) for a share of the objects, MODULE=PERCENT, e.g. v2/handlers.wasm=10 (repeatable)")
+	fs.StringArrayVar(&o.shadows, "shadow", nil,
+		"call this version of a module (.wasm file or OCI reference) beside the serving one and compare its answers, never writing them (repeatable)")
 	fs.StringVar(&o.config, "config", "",
 		"read the settings from this YAML file (keys and defaults: docs/settings.md)")
 	fs.StringVar(&o.webhookListen, "webhook-listen", "",
@@ -207,6 +234,21 @@ func runCmd(g *globals) *cobra.Command {
 	fs.StringVar(&o.webhookCADump, "webhook-ca-dump", "",
 		"write the generated CA certificate (PEM) to this file (settings admission.caDump)")
 	return cmd
+}
+
+// parseCanaries reads the --canary flags, MODULE=PERCENT each.
+func parseCanaries(flags []string) ([]host.Canary, error) {
+	var out []host.Canary
+	for _, f := range flags {
+		module, share, ok := strings.Cut(f, "=")
+		percent, err := strconv.Atoi(strings.TrimSuffix(share, "%"))
+		if !ok || module == "" || err != nil || percent < 0 || percent > 100 {
+			return nil, clierr.Usagef(fmt.Errorf("--canary %q is not MODULE=PERCENT", f),
+				"name the canary's .wasm file or OCI reference and its share of the objects, 0 to 100, e.g. --canary v2/handlers.wasm=10")
+		}
+		out = append(out, host.Canary{Module: module, Percent: percent})
+	}
+	return out, nil
 }
 
 // applyWebhookFlags puts the webhook flags that were given over the

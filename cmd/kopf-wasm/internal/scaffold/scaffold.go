@@ -1,7 +1,7 @@
 // Package scaffold writes a new operator module for `kopf-wasm init`, in Go,
 // Rust, AssemblyScript or Python: create, update and delete handlers for a
 // custom resource, their tests on the language's guest SDK test kit (Go's
-// kopftest, Rust's kopf::testing::Harness, the AssemblyScript SDK's fake
+// kopftest, Rust's kopf::testing::Host, the AssemblyScript SDK's fake
 // host, Python's kopf.testing), the CRD, an example object, a Makefile and
 // a README. The templates are in template/ (Go), template/rust/,
 // template/assemblyscript/ and template/python/; Write renders the

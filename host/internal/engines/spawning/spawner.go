@@ -209,6 +209,30 @@ func (s *Spawner) Release(key Key) int {
 	return len(o.workers)
 }
 
+// Rebind stops, with the reason "reloading", the object's workers whose
+// version keep no longer accepts (a module's canary share changed, or its
+// canary came or went: host/internal/rollout), and returns how many such
+// workers are still running. The reactor processes the object only once
+// none is, so that two versions never handle it at once; the last one to
+// stop wakes the object (Options.Wake) and its next cycle starts the
+// workers on the version that handles it now.
+func (s *Spawner) Rebind(key Key, keep func(h *registry.Handler, version string) bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects[key]
+	if o == nil {
+		return 0
+	}
+	n := 0
+	for _, w := range o.workers {
+		if !keep(w.handler, w.version) {
+			w.requestStop(ReasonReloading)
+			n++
+		}
+	}
+	return n
+}
+
 // Keys lists the objects that have workers (running or stopping).
 func (s *Spawner) Keys() []Key {
 	s.mu.Lock()

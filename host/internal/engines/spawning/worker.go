@@ -19,6 +19,10 @@ import (
 // worker is one running timer or daemon of one object.
 type worker struct {
 	handler *registry.Handler
+	// version is the role of the module's version the worker runs on,
+	// chosen when it started (execution.Executor.Role): a canary's share
+	// change stops the worker instead of moving it between versions.
+	version string
 	// hard ends the guest call (closing a daemon's instance).
 	hard   context.Context
 	cancel context.CancelFunc
@@ -66,6 +70,9 @@ func (w *worker) sleep(d time.Duration) bool {
 // spawn starts a worker for handler h on object o; s.mu is held.
 func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 	w := &worker{handler: h, clock: s.clock, stopping: make(chan struct{})}
+	if o.body != nil {
+		w.version = s.exec.Role(h, execution.NewSubject(h.Resource, false, o.body))
+	}
 	// Not cancelled with the operator's run: at exit, Shutdown asks the
 	// worker to stop first and terminates it only when it does not.
 	w.hard, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -244,7 +251,7 @@ func (s *Spawner) call(o *object, w *worker, rec *persistence.Record, dedicated 
 	subj := execution.NewSubject(h.Resource, s.opts.StatusSubresource(o.key.Resource), s.body(o))
 	in := execution.Input{Subject: subj, Record: *rec}
 	host := &stopHost{Host: s.exec.Host(subj), w: w, clock: s.clock}
-	r, err := s.exec.Call(w.hard, h, in, execution.CallOptions{Host: host, Dedicated: dedicated})
+	r, err := s.exec.Call(w.hard, h, in, execution.CallOptions{Host: host, Dedicated: dedicated, Version: w.version})
 	if err != nil {
 		// Terminated, shutting down, or unloaded: this run is over.
 		step := execution.Step{Err: err, Finished: true}
