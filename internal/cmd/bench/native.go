@@ -47,6 +47,9 @@ type operatorOptions struct {
 	// object that often, as a Kopf timer would run (density.go).
 	gvk   schema.GroupVersionKind
 	timer time.Duration
+	// peakDir receives what holds the memory at the peak RSS
+	// (profiling.PeakSnapshots).
+	peakDir string
 }
 
 func parseOperator(args []string, stderr io.Writer) (operatorOptions, error) {
@@ -63,6 +66,7 @@ func parseOperator(args []string, stderr io.Writer) (operatorOptions, error) {
 	fs.StringVar(&o.gvk.Group, "group", kopfExampleGVK.Group, "the API group of the reconciled resource")
 	fs.StringVar(&o.gvk.Version, "version", kopfExampleGVK.Version, "the API version of the reconciled resource")
 	fs.StringVar(&o.gvk.Kind, "kind", kopfExampleGVK.Kind, "the kind of the reconciled resource")
+	fs.StringVar(&o.peakDir, "peak-dir", "", "write a heap profile, smaps and the runtime's memory classes here whenever RSS reaches a new peak")
 	fs.DurationVar(&o.timer, "timer", 0, "requeue every live object this often, as a Kopf timer runs (0: never)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -93,6 +97,13 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		defer stopProfile()
 	}
 	defer profiling.FreeOnSignal()()
+	if o.peakDir != "" {
+		stopPeaks, err := profiling.PeakSnapshots(o.peakDir, 200*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		defer stopPeaks()
+	}
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel})))
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)

@@ -66,6 +66,9 @@ type options struct {
 	keepManagedFields bool
 	watchList         bool
 	cacheDir          string
+	// peakDir receives what holds the memory at the peak RSS
+	// (profiling.PeakSnapshots).
+	peakDir string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -87,6 +90,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.keepManagedFields, "keep-managed-fields", false, "keep metadata.managedFields in the watch cache (settings.Kube.KeepManagedFields)")
 	fs.BoolVar(&o.watchList, "watch-list", settings.Default().Watching.WatchList, "stream the initial listings (settings.Watching.WatchList; false: LIST)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep compiled modules in this folder across starts (settings.Wasm.CacheDir; default: compile in memory)")
+	fs.StringVar(&o.peakDir, "peak-dir", "", "write a heap profile, smaps and the runtime's memory classes here whenever RSS reaches a new peak")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -111,6 +115,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer stopProfile()
+	}
+	if o.peakDir != "" {
+		stopPeaks, err := profiling.PeakSnapshots(o.peakDir, 200*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		defer stopPeaks()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	slog.SetDefault(log)
