@@ -40,8 +40,12 @@ import (
 // every result. It reports the contender's summed peak RSS (VmHWM of each
 // process), CPU per change and writes per change over the bursts (the
 // audit log), and each burst's time. With -start-modules M it then starts
-// one host with M modules twice (compiling them, then from the compile
-// cache) and reports the time until it is ready and synced and its RSS.
+// one host with M modules (of each of -start-contenders) twice: compiling
+// them, then from the compile cache the first start filled; it reports
+// the time until the host is ready (modules loaded) and synced (watches
+// listed) and its RSS. The generated sources, the modules (built beside
+// them, in gen/go and gen/tinygo, and kept for later runs with the same
+// -workdir), logs and the audit log are in the work folder.
 const densityCommand = "density"
 
 // densityOptions are the subcommand's flags.
