@@ -52,8 +52,10 @@ const densityCommand = "density"
 type densityOptions struct {
 	Operators, Objects, StartModules int
 	Contenders                       []string
-	// StartContenders are the hosts started with StartModules modules.
+	// StartContenders are the hosts started with StartModules modules;
+	// StartCold starts each once with an empty compile cache first.
 	StartContenders            []string
+	StartCold                  bool
 	Timer                      time.Duration
 	Concurrency                int
 	PhaseTimeout, ReadyTimeout time.Duration
@@ -75,6 +77,8 @@ func parseDensity(args []string, stderr io.Writer) (densityOptions, error) {
 	contenders := fs.String("contenders", strings.Join(densityContenders, ","), "contenders to run, in order")
 	starts := fs.String("start-contenders", "kopf-wasm", "the hosts started with -start-modules modules: kopf-wasm and/or "+tinygoContender+
 		" (TinyGo builds take ~30 s a module)")
+	fs.BoolVar(&o.StartCold, "start-cold", true,
+		"start the -start-modules host once compiling (an empty compile cache) before the start from the cache (false: only from the cache the work folder holds)")
 	fs.DurationVar(&o.Timer, "timer", time.Minute, "every operator's timer interval")
 	fs.IntVar(&o.Concurrency, "c", 16, "the driver's concurrent requests")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", 15*time.Minute, "longest wait for one burst")
@@ -212,6 +216,9 @@ func runDensity(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.StartModules > 0 {
 		for _, c := range o.StartContenders {
 			for _, cached := range []bool{false, true} {
+				if !cached && !o.StartCold {
+					continue
+				}
 				st, err := r.start(ctx, c, cached)
 				if err != nil {
 					return fmt.Errorf("%s: starting %d modules: %w", c, o.StartModules, err)
