@@ -25,8 +25,9 @@ func PeakSnapshots(dir string, interval time.Duration) (stop func(), err error) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("peak snapshots: %w", err)
 	}
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		var highest int64
@@ -46,9 +47,10 @@ func PeakSnapshots(dir string, interval time.Duration) (stop func(), err error) 
 	}()
 	return func() {
 		close(done)
+		<-exited
 		var heap bytes.Buffer
 		if pprof.Lookup("heap").WriteTo(&heap, 0) == nil {
-			_ = os.WriteFile(filepath.Join(dir, "heap.pprof"), heap.Bytes(), 0o644)
+			writeFile(filepath.Join(dir, "heap.pprof"), heap.Bytes())
 		}
 	}, nil
 }
@@ -74,7 +76,7 @@ func selfRSS() int64 {
 // snapshot writes smaps and runtime.txt; failures leave the previous ones.
 func snapshot(dir string, rss int64) {
 	if smaps, err := os.ReadFile("/proc/self/smaps"); err == nil {
-		_ = os.WriteFile(filepath.Join(dir, "smaps"), smaps, 0o644)
+		writeFile(filepath.Join(dir, "smaps"), smaps)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "VmRSS %d KiB at %s\n", rss, time.Now().Format(time.RFC3339Nano))
@@ -90,5 +92,14 @@ func snapshot(dir string, rss int64) {
 			fmt.Fprintf(&b, "%s %.1f MiB\n", s.Name, float64(s.Value.Uint64())/(1<<20))
 		}
 	}
-	_ = os.WriteFile(filepath.Join(dir, "runtime.txt"), []byte(b.String()), 0o644)
+	writeFile(filepath.Join(dir, "runtime.txt"), []byte(b.String()))
+}
+
+// writeFile replaces path with data at once (a temporary file renamed), so
+// that a reader never sees half a snapshot.
+func writeFile(path string, data []byte) {
+	tmp := path + ".tmp"
+	if os.WriteFile(tmp, data, 0o644) == nil {
+		_ = os.Rename(tmp, path)
+	}
 }
