@@ -40,3 +40,14 @@ func mapFile(path string) ([]byte, func(), error) {
 // maxMappedFile bounds what mapFile maps: a module larger than wasm's
 // 4 GiB address space cannot be valid.
 const maxMappedFile = 1 << 32
+
+// dropResident tells the kernel that the mapped bytes b (from mapFile) are
+// not needed for now: their pages leave the process's resident set and
+// are read again from the page cache (or the file) if something touches
+// them. After a module is compiled or loaded from the compile cache,
+// wazero reads its mapped rewrite only when an instance is made (the data
+// segments), so a standard-Go module's 4 MB need not stay resident in
+// every host that serves it (issue 34: the host's fixed cost).
+func dropResident(b []byte) {
+	_ = syscall.Madvise(b, syscall.MADV_DONTNEED)
+}

@@ -231,6 +231,9 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 		return fmt.Errorf("%w: %w; rebuild it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared and the kopf-wasm guest SDK", ErrCompile, err)
 	}
 	freeCompileGarbage(allocated)
+	if c.unmap != nil {
+		dropResident(code) // the mapped rewrite: read again only to make an instance
+	}
 	return nil
 }
 

@@ -47,6 +47,11 @@ type benchOptions struct {
 	// empty uses a temporary folder removed at the end.
 	WorkDir    string
 	CPUProfile bool
+	// PeakSnapshots has the kopf-wasm and native operators write what
+	// holds their memory at their peak RSS into the work folder
+	// (profiling.PeakSnapshots: heap profile, smaps, the Go runtime's
+	// memory classes).
+	PeakSnapshots bool
 	// APIServerProfile, when above zero, profiles the API server's CPU for
 	// that long from the start of each pass's create phase (into the work
 	// folder); the round's other create phases run right after it.
@@ -165,6 +170,8 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 		"the kopf-wasm contenders load their modules through a compile cache in the work folder, as kopf-wasm run does (each one's first start compiles)")
 	fs.IntVar(&o.NativeWorkers, "native-workers", 16, "the native controller's MaxConcurrentReconciles")
 	fs.StringVar(&o.WorkDir, "workdir", "", "keep the audit log, operator logs and profiles here (default: a temporary folder, removed)")
+	fs.BoolVar(&o.PeakSnapshots, "peak-snapshots", false,
+		"have the kopf-wasm and native operators write a heap profile, smaps and the runtime's memory classes at their peak RSS into the work folder")
 	fs.BoolVar(&o.CPUProfile, "cpuprofile", false, "have each operator write a CPU profile of the phases into the work folder")
 	fs.DurationVar(&o.APIServerProfile, "apiserver-profile", 0,
 		"profile the API server's CPU for this long from the start of each pass's create phase (into the work folder; the round's other create phases follow it)")

@@ -62,6 +62,9 @@ func (d *driver) argv(p pass, namespace string) ([]string, error) {
 	if d.o.scale() {
 		common = append(common, "-report-progress")
 	}
+	if d.o.PeakSnapshots && p.Contender != kopfContender {
+		common = append(common, "-peak-dir", filepath.Join(d.o.WorkDir, p.fileName("-peak")))
+	}
 	switch name := p.Contender; name {
 	case "kopf-wasm":
 		if d.o.scale() || d.o.WasmCache { // restarts load the module as kopf-wasm run does, from its compile cache

@@ -61,6 +61,12 @@
 // change, per round and its spread (metricscost.go):
 //
 //	go run ./internal/cmd/bench metrics-cost -n 2000 -rounds 6
+//
+// The subcommand "density" runs many different generated operators on
+// one control plane: in one kopf-wasm host, and one process each with
+// controller-runtime and with Kopf (density.go):
+//
+//	go run ./internal/cmd/bench density -operators 20 -objects 100 -start-modules 100
 package main
 
 import (
@@ -80,6 +86,8 @@ func main() {
 		err = runSpawning(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else if len(os.Args) > 1 && os.Args[1] == shardingCommand {
 		err = runSharding(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else if len(os.Args) > 1 && os.Args[1] == densityCommand {
+		err = runDensity(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else if len(os.Args) > 1 && os.Args[1] == metricsCostCommand {
 		err = runMetricsCost(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	} else {

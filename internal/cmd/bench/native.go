@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,15 @@ type operatorOptions struct {
 	// reportProgress prints "synced" and "cycles N" as benchoperator's
 	// -report-progress does (the cold-start benchmark).
 	reportProgress bool
+	// gvk is the resource the controller reconciles (KopfExample unless
+	// -group, -version or -kind say otherwise: the density benchmark's
+	// generated resources); timer, when above zero, requeues every live
+	// object that often, as a Kopf timer would run (density.go).
+	gvk   schema.GroupVersionKind
+	timer time.Duration
+	// peakDir receives what holds the memory at the peak RSS
+	// (profiling.PeakSnapshots).
+	peakDir string
 }
 
 func parseOperator(args []string, stderr io.Writer) (operatorOptions, error) {
@@ -53,6 +63,11 @@ func parseOperator(args []string, stderr io.Writer) (operatorOptions, error) {
 	fs.IntVar(&o.workers, "workers", 16, "concurrent reconciles (MaxConcurrentReconciles)")
 	fs.BoolVar(&o.reportProgress, "report-progress", false,
 		`print "synced" on stdout once the cache synced, then "cycles N" (reconciles so far) whenever N changed`)
+	fs.StringVar(&o.gvk.Group, "group", kopfExampleGVK.Group, "the API group of the reconciled resource")
+	fs.StringVar(&o.gvk.Version, "version", kopfExampleGVK.Version, "the API version of the reconciled resource")
+	fs.StringVar(&o.gvk.Kind, "kind", kopfExampleGVK.Kind, "the kind of the reconciled resource")
+	fs.StringVar(&o.peakDir, "peak-dir", "", "write a heap profile, smaps and the runtime's memory classes here whenever RSS reaches a new peak")
+	fs.DurationVar(&o.timer, "timer", 0, "requeue every live object this often, as a Kopf timer runs (0: never)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -82,6 +97,13 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		defer stopProfile()
 	}
 	defer profiling.FreeOnSignal()()
+	if o.peakDir != "" {
+		stopPeaks, err := profiling.PeakSnapshots(o.peakDir, 200*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		defer stopPeaks()
+	}
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel})))
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
@@ -102,10 +124,10 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("operator: %w", err)
 	}
-	rec := &reconciler{client: mgr.GetClient()}
+	rec := &reconciler{client: mgr.GetClient(), gvk: o.gvk, timer: o.timer}
 	err = ctrl.NewControllerManagedBy(mgr).
-		Named("kopfexample").
-		For(newKopfExample()).
+		Named(strings.ToLower(o.gvk.Kind)).
+		For(newObject(o.gvk)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.workers}).
 		Complete(rec)
 	if err != nil {
@@ -127,9 +149,10 @@ func runOperator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-func newKopfExample() *unstructured.Unstructured {
+// newObject is an empty object of the kind gvk, for the client to fill.
+func newObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(kopfExampleGVK)
+	u.SetGroupVersionKind(gvk)
 	return u
 }
 
@@ -139,15 +162,19 @@ func newKopfExample() *unstructured.Unstructured {
 // status.observedGeneration; the finalizer removed on deletion. Status is
 // written through the status subresource; every reconcile writes at most
 // once (PUT with the cached resourceVersion, as controllers usually do).
+// With a timer, a live object is requeued that often, as a Kopf timer
+// runs on it (the reconcile then finds nothing to write).
 type reconciler struct {
 	client     client.Client
+	gvk        schema.GroupVersionKind
+	timer      time.Duration
 	reconciles atomic.Int64
 }
 
 // Reconcile brings one KopfExample up to date.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	defer r.reconciles.Add(1)
-	obj := newKopfExample()
+	obj := newObject(r.gvk)
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -166,9 +193,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(r.client.Update(ctx, obj))
 	}
 	if !statusChange(obj) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: r.timer}, nil
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.client.Status().Update(ctx, obj))
+	return ctrl.Result{RequeueAfter: r.timer}, client.IgnoreNotFound(r.client.Status().Update(ctx, obj))
 }
 
 // statusChange sets the status the object needs and reports whether it

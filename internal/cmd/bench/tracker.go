@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -96,11 +97,16 @@ func (t *tracker) wait(ctx context.Context, done func(progress) bool, check func
 	}
 }
 
-// run feeds the tracker from an informer on the namespace until ctx ends;
-// it returns once the informer has synced.
+// run feeds the tracker from an informer on the namespace's KopfExamples
+// until ctx ends; it returns once the informer has synced.
 func (t *tracker) run(ctx context.Context, dyn dynamic.Interface, namespace string) error {
+	return t.runFor(ctx, dyn, kopfExamples, namespace)
+}
+
+// runFor is run for the objects of any resource.
+func (t *tracker) runFor(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, namespace string) error {
 	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, namespace, nil)
-	inf := f.ForResource(kopfExamples).Informer()
+	inf := f.ForResource(gvr).Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { t.observeAny(obj, false) },
 		UpdateFunc: func(_, obj any) { t.observeAny(obj, false) },

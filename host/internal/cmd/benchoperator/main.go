@@ -1,14 +1,15 @@
 // Command benchoperator is the kopf-wasm contender of the kopfexamples
 // benchmark (internal/cmd/bench): it runs the reactor with one wasm module,
 // settings.Default() and one watched namespace, in a process of its own so
-// that the benchmark can measure its CPU time and peak RSS.
+// that the benchmark can measure its CPU time and peak RSS. -wasm may name
+// several modules, separated by commas (the density benchmark).
 //
 // It lives under host/ because the reactor is internal to host; the
 // benchmark builds and starts it. It prints "ready" on stdout once the
 // reactor runs, and stops on SIGINT or SIGTERM. On SIGUSR2 it returns
 // free memory to the OS (debug.FreeOSMemory), before an RSS measurement;
 // -timer-log records every timer run (the spawning benchmark). Unlike
-// `kopf-wasm run`, it loads one module file and nothing else.
+// `kopf-wasm run`, it loads module files and nothing else.
 //
 //	benchoperator -kubeconfig KUBECONFIG -namespace NS -wasm kopfexample.wasm
 package main
@@ -65,6 +66,9 @@ type options struct {
 	keepManagedFields bool
 	watchList         bool
 	cacheDir          string
+	// peakDir receives what holds the memory at the peak RSS
+	// (profiling.PeakSnapshots).
+	peakDir string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -73,7 +77,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (required)")
 	fs.StringVar(&o.namespace, "namespace", "", "the one namespace to serve (required)")
-	fs.StringVar(&o.wasm, "wasm", "", "the module to load (required)")
+	fs.StringVar(&o.wasm, "wasm", "", "the module to load, or several separated by commas (required)")
 	fs.StringVar(&o.userAgent, "user-agent", settings.Default().Kube.UserAgent, "the HTTP user agent of the Kubernetes client")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from SIGUSR1 on")
 	fs.StringVar(&o.timerLog, "timer-log", "", "write one line per timer run to this file: start (Unix ns), lateness (ns), duration (ns)")
@@ -86,6 +90,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.keepManagedFields, "keep-managed-fields", false, "keep metadata.managedFields in the watch cache (settings.Kube.KeepManagedFields)")
 	fs.BoolVar(&o.watchList, "watch-list", settings.Default().Watching.WatchList, "stream the initial listings (settings.Watching.WatchList; false: LIST)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep compiled modules in this folder across starts (settings.Wasm.CacheDir; default: compile in memory)")
+	fs.StringVar(&o.peakDir, "peak-dir", "", "write a heap profile, smaps and the runtime's memory classes here whenever RSS reaches a new peak")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -110,6 +115,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer stopProfile()
+	}
+	if o.peakDir != "" {
+		stopPeaks, err := profiling.PeakSnapshots(o.peakDir, 200*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		defer stopPeaks()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	slog.SetDefault(log)
@@ -136,12 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close(context.Background())
-	wasm, err := os.ReadFile(o.wasm)
-	if err != nil {
-		return fmt.Errorf("reading the module: %w", err)
-	}
-	name := strings.TrimSuffix(filepath.Base(o.wasm), ".wasm")
-	mod, err := rt.Load(ctx, name, wasm)
+	mods, err := loadModules(ctx, rt, o.wasm)
 	if err != nil {
 		return err
 	}
@@ -150,7 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ropts := reactor.Options{
-		Kube: kc, Modules: []*wasmrt.Module{mod}, Namespaces: namespaces, Settings: set, Logger: log,
+		Kube: kc, Modules: mods, Namespaces: namespaces, Settings: set, Logger: log,
 	}
 	if o.timerLog != "" {
 		tl, err := newTimerLog(o.timerLog)
@@ -183,6 +190,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("client requests", "reads", st.Reads, "writes", st.Writes, "patches", st.Patches,
 		"updates", st.Updates, "creates", st.Creates, "deletes", st.Deletes)
 	return err
+}
+
+// loadModules loads the comma-separated module files of list, one after
+// the other (the density benchmark loads many into one host).
+func loadModules(ctx context.Context, rt *wasmrt.Runtime, list string) ([]*wasmrt.Module, error) {
+	var mods []*wasmrt.Module
+	for _, path := range strings.Split(list, ",") {
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading the module: %w", err)
+		}
+		mod, err := rt.Load(ctx, strings.TrimSuffix(filepath.Base(path), ".wasm"), wasm)
+		if err != nil {
+			return nil, err
+		}
+		mods = append(mods, mod)
+	}
+	return mods, nil
 }
 
 // reportProgress prints "synced" once op is ready (its initial listing
