@@ -31,13 +31,19 @@ type Execution struct {
 	// key, or whole once per call when a handler asks for all of it), so
 	// that requests do not grow with the index. 0: never carried whole.
 	IndexInline int `json:"indexInline"`
+	// TimerStopWait is how long a deletion's processing cycle waits for the
+	// object's timers that sit between two runs to exit once asked to stop,
+	// so that it can release the finalizer itself instead of leaving that
+	// to one more cycle (and one more write). A timer in a call is not
+	// waited for. 0: no wait.
+	TimerStopWait time.Duration `json:"timerStopWait"`
 }
 
 // defaultExecution is Kopf's backoff and cancellation polling, and a pool
 // of 16 workers.
 func defaultExecution() Execution {
 	return Execution{DefaultBackoff: 60 * time.Second, Workers: 16, MaxDaemons: 100, CancellationPolling: 60 * time.Second,
-		ProbeCache: 10 * time.Second, IndexInline: 4096}
+		ProbeCache: 10 * time.Second, IndexInline: 4096, TimerStopWait: time.Second}
 }
 
 // validate reports a pool or delays no operator can run with.
@@ -48,4 +54,5 @@ func (e Execution) validate(v *validator) {
 	v.positive("execution.cancellationPolling", e.CancellationPolling)
 	v.notNegative("execution.probeCache", e.ProbeCache)
 	v.atLeast("execution.indexInline", e.IndexInline, 0)
+	v.notNegative("execution.timerStopWait", e.TimerStopWait)
 }

@@ -230,7 +230,7 @@ func TestLoadErrors(t *testing.T) {
 		name, file, want string
 	}{
 		{"unknown group", "exection:\n  workers: 2\n", `exection: unknown settings group (known: persistence, execution, posting, queueing, watching, wasm, kube, modules, process, admission, sharding, peering, leaderElection, observability, recording, isolation, rollouts)`},
-		{"unknown key", "execution:\n  wrokers: 2\n", `execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, cancellationPolling, probeCache, indexInline)`},
+		{"unknown key", "execution:\n  wrokers: 2\n", `execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, cancellationPolling, probeCache, indexInline, timerStopWait)`},
 		{"Go name instead of the JSON name", "execution:\n  Workers: 2\n", `execution.Workers: unknown execution setting`},
 		{"duplicate key", "execution:\n  workers: 2\n  workers: 3\n", `"workers" already set in map`},
 		{"string for an integer", "execution:\n  workers: many\n", `execution.workers: want an integer, got "many"`},

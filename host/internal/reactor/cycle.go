@@ -68,6 +68,9 @@ func (o *Operator) process(ctx context.Context, key objectKey) {
 		o.resend(ctx, s.res, key, obj, m)
 		return
 	}
+	if o.log.Enabled(ctx, slog.LevelDebug) { // which version each cycle saw: a handler run twice can be traced in the debug log
+		o.log.DebugContext(ctx, fmt.Sprintf("Processing the object at resourceVersion %s.", obj.GetResourceVersion()), execution.ObjectAttrs(obj)...)
+	}
 	events := o.mem.drainEvents(key)
 	out, err := o.cycle(ctx, s.res, key, obj, events)
 	reportCycle(ctx, key.resource, out, err, time.Since(now))

@@ -178,6 +178,7 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 		Exec: o.exec, Modules: slices.Collect(maps.Keys(o.modules)), Logger: o.log, ObserveTimer: opts.ObserveTimer,
 		MaxDaemons: opts.Settings.Execution.MaxDaemons, Gate: opts.Gate,
 		CancellationPolling: opts.Settings.Execution.CancellationPolling,
+		TimerStopWait:       opts.Settings.Execution.TimerStopWait,
 		StatusSubresource: func(resource string) bool {
 			o.mu.RLock()
 			defer o.mu.RUnlock()

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/kopf-wasm/kopf-wasm/abi"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/gate"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/registry"
@@ -53,6 +54,10 @@ type Options struct {
 	// when its handler sets no polling
 	// (settings.Execution.CancellationPolling). Default one minute.
 	CancellationPolling time.Duration
+	// TimerStopWait bounds how long [Spawner.Stop] waits for the object's
+	// timers that sit between runs to exit (settings.Execution.TimerStopWait).
+	// 0: no wait.
+	TimerStopWait time.Duration
 	// Logger receives the workers' own logs. Default slog.Default().
 	Logger *slog.Logger
 	// ObserveTimer, when set, is called after each timer run with how late
@@ -154,16 +159,43 @@ func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstru
 // deletion) and returns how many are still running.
 func (s *Spawner) Stop(key Key, body *unstructured.Unstructured) int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	o := s.objects[key]
 	if o == nil {
+		s.mu.Unlock()
 		return 0
 	}
 	o.body = body
+	var idle []chan struct{}
 	for _, w := range o.workers {
 		w.requestStop(ReasonDeleted)
+		if w.handler.Kind() == abi.KindTimer && !w.calling.Load() {
+			idle = append(idle, w.exited)
+		}
 	}
+	s.mu.Unlock()
+	s.awaitExits(idle)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return len(o.workers)
+}
+
+// awaitExits waits, at most Options.TimerStopWait in all, until the
+// workers whose exited channels these are have exited: timers between
+// two runs exit as soon as they are asked to, so the deletion's cycle can
+// release the object itself.
+func (s *Spawner) awaitExits(exited []chan struct{}) {
+	if len(exited) == 0 || s.opts.TimerStopWait <= 0 {
+		return
+	}
+	bound := s.clock.NewTimer(s.opts.TimerStopWait)
+	defer bound.Stop()
+	for _, ch := range exited {
+		select {
+		case <-ch:
+		case <-bound.C():
+			return
+		}
+	}
 }
 
 // Pause stops every worker with the reason "pausing" (the host pauses:

@@ -394,3 +394,57 @@ func TestCallableInitialDelayFails(t *testing.T) {
 		})
 	}
 }
+
+// A deletion stops the object's timers: one that sits between two runs
+// exits before Stop returns when Options.TimerStopWait allows a wait, so
+// the deletion's cycle releases the object itself; without the wait, and
+// for a timer in a call, Stop leaves it running and the object is woken
+// once it ends.
+func TestStopWaitsForIdleTimers(t *testing.T) {
+	release := make(chan struct{})
+	tests := []struct {
+		name    string
+		wait    time.Duration
+		inCall  bool
+		running int
+	}{
+		{"between runs, waited for", time.Minute, false, 0},
+		{"between runs, no wait", 0, false, 1},
+		{"in a call, not waited for", time.Minute, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixtureWith(t, func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error) {
+				if tt.inCall {
+					<-release
+				}
+				return &abi.Response{Outcome: abi.Outcome{Status: abi.OutcomeSuccess}}, nil
+			}, func(o *spawning.Options) { o.TimerStopWait = tt.wait })
+			h := handler(t, abi.HandlerSpec{ID: "tick", Kind: abi.KindTimer, Options: abi.Options{Interval: 10}})
+			f.spawner.Adjust(context.Background(), key, body(), []*registry.Handler{h}, true)
+			if tt.inCall {
+				waitCalls(t, f, 1)
+			} else {
+				f.settle(t, 1)
+			}
+			if n := f.spawner.Stop(key, body()); n != tt.running {
+				t.Errorf("Stop says %d running, want %d", n, tt.running)
+			}
+			if tt.inCall {
+				release <- struct{}{}
+			}
+		})
+	}
+}
+
+// waitCalls waits (in real time) until the module has been called want times.
+func waitCalls(t *testing.T, f *fixture, want int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for f.mod.calls.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("calls = %d, want %d", f.mod.calls.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -32,6 +33,11 @@ type worker struct {
 	mu       sync.Mutex
 	stopping chan struct{} // closed when the worker is asked to stop
 	reason   string
+	// calling is set while a timer calls its handler (a stop then waits
+	// for the call); exited is closed once the worker has ended and left
+	// its object.
+	calling atomic.Bool
+	exited  chan struct{}
 }
 
 func (w *worker) requestStop(reason string) {
@@ -69,7 +75,7 @@ func (w *worker) sleep(d time.Duration) bool {
 
 // spawn starts a worker for handler h on object o; s.mu is held.
 func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
-	w := &worker{handler: h, clock: s.clock, stopping: make(chan struct{})}
+	w := &worker{handler: h, clock: s.clock, stopping: make(chan struct{}), exited: make(chan struct{})}
 	if o.body != nil {
 		w.version = s.exec.Role(h, execution.NewSubject(h.Resource, false, o.body))
 	}
@@ -88,6 +94,7 @@ func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 			forever = s.runTimer(o, w)
 		}
 		s.finished(o, w, forever)
+		close(w.exited)
 	}()
 }
 
@@ -117,7 +124,9 @@ func (s *Spawner) runTimer(o *object, w *worker) bool {
 			return false // paused: Pause stops this worker too
 		}
 		started := s.clock.Now()
+		w.calling.Store(true)
 		step := s.call(o, w, &rec, false)
+		w.calling.Store(false)
 		s.opts.Gate.Leave()
 		if s.opts.ObserveTimer != nil {
 			s.opts.ObserveTimer(w.handler.ID(), started.Sub(due), s.clock.Since(started))
