@@ -238,3 +238,19 @@ func TestPruneEmpty(t *testing.T) {
 		t.Errorf("got %v", p)
 	}
 }
+
+func TestCanonicalJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{``, ``},
+		{`  `, ``},
+		{`null`, ``},
+		{`{"b":1,"a":[2,{"d":1,"c":2}]}`, `{"a":[2,{"c":2,"d":1}],"b":1}`},
+		{` "x" `, `"x"`},
+		{`not json`, `not json`},
+	}
+	for _, tt := range tests {
+		if got := objects.CanonicalJSON([]byte(tt.in)); got != tt.want {
+			t.Errorf("CanonicalJSON(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

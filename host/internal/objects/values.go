@@ -200,3 +200,22 @@ func escapeNonASCII(s string) string {
 	}
 	return buf.String()
 }
+
+// CanonicalJSON is a JSON text re-encoded with its object keys sorted, so
+// that two texts of the same value compare equal; "" for none or null, and
+// the text itself when it is not JSON. Replays and shadow versions compare
+// results and patches with it.
+func CanonicalJSON(raw []byte) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	if v == nil {
+		return ""
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/execution/recording"
 	"github.com/kopf-wasm/kopf-wasm/host/internal/modules"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 	"github.com/kopf-wasm/kopf-wasm/host/settings"
 )
 
@@ -178,7 +179,7 @@ func compare(was, now recording.Record) []Change {
 	}
 	add("error", was.Error, now.Error)
 	add("outcome", outcomeText(was.Outcome), outcomeText(now.Outcome))
-	add("result", canonical(was.Result), canonical(now.Result))
+	add("result", objects.CanonicalJSON(was.Result), objects.CanonicalJSON(now.Result))
 	var wm, nm json.RawMessage
 	var wj, nj []abi.JSONPatchOp
 	if was.Patch != nil {
@@ -187,7 +188,7 @@ func compare(was, now recording.Record) []Change {
 	if now.Patch != nil {
 		nm, nj = now.Patch.Merge, now.Patch.JSON
 	}
-	add("patch", canonical(wm), canonical(nm))
+	add("patch", objects.CanonicalJSON(wm), objects.CanonicalJSON(nm))
 	if !reflect.DeepEqual(canonicalOps(wj), canonicalOps(nj)) {
 		a, _ := json.Marshal(wj)
 		b, _ := json.Marshal(nj)
@@ -211,28 +212,13 @@ func outcomeText(o *abi.Outcome) string {
 	return s
 }
 
-// canonical is a JSON text with its object keys sorted (null: "").
-func canonical(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	if v == nil {
-		return ""
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
-}
 
 // canonicalOps are JSON patch operations with their values as JSON values.
 func canonicalOps(ops []abi.JSONPatchOp) []string {
 	var out []string
 	for _, op := range ops {
 		raw, _ := json.Marshal(op)
-		out = append(out, canonical(raw))
+		out = append(out, objects.CanonicalJSON(raw))
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -9,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kopf-wasm/kopf-wasm/abi"
+	"github.com/kopf-wasm/kopf-wasm/host/internal/objects"
 )
 
 // The roles a version of a module plays; they label metrics and the
@@ -113,7 +113,7 @@ func Compare(resp *abi.Response, err error, shadow *abi.Response, shadowErr erro
 		return out
 	}
 	add("outcome", outcomeText(resp), outcomeText(shadow))
-	add("result", canonical(resultOf(resp)), canonical(resultOf(shadow)))
+	add("result", objects.CanonicalJSON(resultOf(resp)), objects.CanonicalJSON(resultOf(shadow)))
 	add("patch", patchText(resp), patchText(shadow))
 	return out
 }
@@ -151,30 +151,14 @@ func patchText(r *abi.Response) string {
 	if r == nil || r.Patch == nil {
 		return ""
 	}
-	s := canonical(r.Patch.Merge)
+	s := objects.CanonicalJSON(r.Patch.Merge)
 	if len(r.Patch.JSON) > 0 {
 		ops, _ := json.Marshal(r.Patch.JSON)
-		s += " " + canonical(ops)
+		s += " " + objects.CanonicalJSON(ops)
 	}
 	return s
 }
 
-// canonical is a JSON text with its object keys sorted ("" for none or
-// null).
-func canonical(raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return ""
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	if v == nil {
-		return ""
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
-}
 
 func orNone(s string) string {
 	if s == "" {
