@@ -249,7 +249,7 @@ func TestCanonicalJSON(t *testing.T) {
 		{`not json`, `not json`},
 	}
 	for _, tt := range tests {
-		if got := objects.CanonicalJSON([]byte(tt.in)); got != tt.want {
+		if got := CanonicalJSON([]byte(tt.in)); got != tt.want {
 			t.Errorf("CanonicalJSON(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
