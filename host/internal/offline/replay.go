@@ -212,7 +212,6 @@ func outcomeText(o *abi.Outcome) string {
 	return s
 }
 
-
 // canonicalOps are JSON patch operations with their values as JSON values.
 func canonicalOps(ops []abi.JSONPatchOp) []string {
 	var out []string

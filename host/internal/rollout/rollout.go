@@ -159,7 +159,6 @@ func patchText(r *abi.Response) string {
 	return s
 }
 
-
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"
