@@ -105,7 +105,7 @@ func TestBadInput(t *testing.T) {
 		{name: "bad namespace pattern", args: []string{"run", "-n", "[a", "--kubeconfig", unreachable, good}, code: 2, want: "[a"},
 		{name: "bad liveness", args: []string{"run", "-L", "8080", "--kubeconfig", unreachable, good}, code: 2, want: "http://0.0.0.0:8080/healthz"},
 		{name: "config with an unknown key", args: []string{"run", "--config", unknownKey, "--kubeconfig", unreachable, good}, code: 2,
-			want: "Error: config " + unknownKey + ": execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, cancellationPolling, probeCache, indexInline)"},
+			want: "Error: config " + unknownKey + ": execution.wrokers: unknown execution setting (known: defaultBackoff, workers, maxDaemons, cancellationPolling, probeCache, indexInline, timerStopWait)"},
 		{name: "config with a wrong type", args: []string{"run", "--config", wrongType, "--kubeconfig", unreachable, good}, code: 2,
 			want: "Error: config " + wrongType + `: execution.workers: want an integer, got "many"`},
 		{name: "config with a value out of range", args: []string{"run", "--config", outOfRange, "--kubeconfig", unreachable, good}, code: 2,
