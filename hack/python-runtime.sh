@@ -65,8 +65,12 @@ CONFIGURE_FLAGS=(--host=wasm32-unknown-wasi --with-build-python=/usr/bin/python3
 # The link step: CPython's own stack for WASI (512 KiB, first, so that an
 # overflow traps instead of overwriting data), and no --initial-memory (its
 # 10 MiB would be in every instance; the heap grows as init needs: 4-5 MiB).
+# No -O level at the link: with one, clang runs binaryen's wasm-opt after
+# linking whenever wasm-opt is on PATH (hack/tinygo.sh installs Debian's
+# binaryen), and binaryen 108 refuses the features CPython's objects use
+# ("all used features should be allowed"); the objects are optimized already.
 EXPORTS=(kopf_python_init kopf_manifest kopf_handle)
-LINK_FLAGS=(-mexec-model=reactor -O2 -s -Wl,--stack-first -z stack-size=524288 -Wl,--gc-sections)
+LINK_FLAGS=(-mexec-model=reactor -s -Wl,--stack-first -z stack-size=524288 -Wl,--gc-sections)
 SHIM_CFLAGS=(-O2 -DNDEBUG -Wall -Werror -std=c11)
 
 fail() { echo "python-runtime: $*" >&2; exit 1; }
