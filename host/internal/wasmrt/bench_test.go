@@ -150,7 +150,7 @@ func BenchmarkInstance(b *testing.B) {
 	ctx := context.Background()
 	faults := minorFaults()
 	for b.Loop() {
-		inst, err := newInstance(ctx, r, m.code)
+		inst, err := newInstance(ctx, r, m.code, m.start)
 		if err != nil {
 			b.Fatal(err)
 		}

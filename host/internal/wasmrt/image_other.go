@@ -2,14 +2,10 @@
 
 package wasmrt
 
-import (
-	"errors"
-
-	"github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt/instrument"
-)
+import "github.com/kopf-wasm/kopf-wasm/host/internal/wasmrt/instrument"
 
 // memoryImage is not used where mappings are not available: a
-// pre-initialised module keeps its data segments (see image.go).
+// module keeps its data segments (see image.go and start.go).
 type memoryImage struct{}
 
 func newMemoryImage(instrument.Image, uint64) (*memoryImage, error) { return nil, errNoImages }
@@ -18,4 +14,3 @@ func (*memoryImage) close() {}
 
 func (*memoryImage) fill([]byte) {}
 
-var errNoImages = errors.New("memory images need mappings")

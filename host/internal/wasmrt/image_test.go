@@ -37,20 +37,22 @@ func TestMemoryImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRuntime(t, Options{})
-	c, err := r.acquire(ctx, Digest(snap), snap)
+	code, st := r.split(snap)
+	defer st.close()
+	c, err := r.acquire(ctx, Digest(code), code)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.release(c)
-	if c.image == nil {
+	if st.image == nil {
 		t.Fatal("the snapshot's memory was not made an image")
 	}
-	a, err := newInstance(ctx, r, c)
+	a, err := newInstance(ctx, r, c, st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.close()
-	b, err := newInstance(ctx, r, c)
+	b, err := newInstance(ctx, r, c, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +75,60 @@ func TestMemoryImage(t *testing.T) {
 	}
 	if size := a.mod.Memory().Size(); size != wasmPage {
 		t.Errorf("memory of %d bytes, want the snapshot's page", size)
+	}
+}
+
+// TestSnapshotsShareCode: two pre-initialised modules of one code (two
+// Python modules built from one runtime, say) are compiled once, and each
+// instance starts with its own module's memory and size.
+func TestSnapshotsShareCode(t *testing.T) {
+	ctx := context.Background()
+	one, two := make([]byte, wasmPage), make([]byte, 2*wasmPage)
+	one[10], two[10], two[wasmPage+5] = 1, 2, 3
+	snapOne, err := instrument.Snapshot(peekPoke, instrument.State{Memory: one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapTwo, err := instrument.Snapshot(peekPoke, instrument.State{Memory: two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRuntime(t, Options{})
+	codeOne, stOne := r.split(snapOne)
+	defer stOne.close()
+	codeTwo, stTwo := r.split(snapTwo)
+	defer stTwo.close()
+	if Digest(codeOne) != Digest(codeTwo) {
+		t.Fatal("two snapshots of one module split into different code")
+	}
+	for _, tt := range []struct {
+		code      []byte
+		st        start
+		addr, val uint32
+		size      uint32
+	}{
+		{codeOne, stOne, 10, 1, wasmPage},
+		{codeTwo, stTwo, wasmPage + 5, 3, 2 * wasmPage},
+	} {
+		c, err := r.acquire(ctx, Digest(tt.code), tt.code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.release(c)
+		inst, err := newInstance(ctx, r, c, tt.st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer inst.close()
+		res, err := inst.mod.ExportedFunction("get").Call(ctx, api.EncodeU32(tt.addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, size := api.DecodeU32(res[0]), inst.mod.Memory().Size(); got != tt.val || size != tt.size {
+			t.Errorf("an instance reads %d at %d with %d bytes of memory; want %d with %d", got, tt.addr, size, tt.val, tt.size)
+		}
+	}
+	if n := r.compiles.Load(); n != 1 {
+		t.Errorf("the two modules were compiled %d times, want once", n)
 	}
 }

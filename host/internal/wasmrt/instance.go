@@ -43,9 +43,9 @@ func (i *instance) memorySize() int64 {
 	return int64(i.mod.Memory().Size())
 }
 
-// newInstance instantiates c and runs the guest's _initialize (WASI's
-// reactor initialisation) as a call of its own under ctx.
-func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error) {
+// newInstance instantiates c with st and runs the guest's _initialize
+// (WASI's reactor initialisation) as a call of its own under ctx.
+func newInstance(ctx context.Context, r *Runtime, c *compiled, st start) (*instance, error) {
 	stderr := &headBuffer{max: stderrBytes}
 	sleeps := &sleeper{}
 	config := wazero.NewModuleConfig().
@@ -59,8 +59,12 @@ func newInstance(ctx context.Context, r *Runtime, c *compiled) (*instance, error
 	if r.opts.GuestGOGC > 0 {
 		config = config.WithEnv("GOGC", strconv.Itoa(r.opts.GuestGOGC))
 	}
-	mod, err := c.rt.InstantiateModule(withMemoryAllocator(ctx, c.image), c.code, config)
+	mod, err := c.rt.InstantiateModule(withMemoryAllocator(ctx, st.image), c.code, config)
 	if err != nil {
+		return nil, err
+	}
+	if err := st.apply(mod); err != nil {
+		_ = mod.Close(ctx)
 		return nil, err
 	}
 	inst := &instance{

@@ -14,9 +14,10 @@ import (
 // version, so that a cached load does not rewrite the module again.
 const instrumentedDir = "kopf-wasm-interruptible"
 
-// instrumentVersion changes whenever the rewrite does, so that modules
-// rewritten by an older host are not reused.
-const instrumentVersion = "2"
+// instrumentVersion changes whenever the rewrite does, or what it is
+// named after, so that modules rewritten by an older host are not reused.
+// Since 3 the digest is of the code Runtime.split returns.
+const instrumentVersion = "3"
 
 // interruptible returns the code to compile for wasm (of digest) and
 // whether it checks the interrupt flag (see interrupter). A module the

@@ -99,7 +99,7 @@ func BenchmarkLanguages(b *testing.B) {
 			faults := minorFaults()
 			b.ResetTimer()
 			for range b.N {
-				inst, err := newInstance(ctx, r, m.code)
+				inst, err := newInstance(ctx, r, m.code, m.start)
 				if err != nil {
 					b.Fatal(err)
 				}

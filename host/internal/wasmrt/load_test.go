@@ -179,7 +179,7 @@ func TestLoadKeepsTheRewrite(t *testing.T) {
 	if _, err := r.Load(t.Context(), "good", wasm); err != nil {
 		t.Fatal(err)
 	}
-	path := r.instrumentedPath(Digest(wasm))
+	path := keptRewrite(t, r, wasm)
 	kept, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the rewritten module was not kept: %v", err)
@@ -193,7 +193,10 @@ func TestLoadKeepsTheRewrite(t *testing.T) {
 	if err := os.WriteFile(path, marked, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, unmap, ok := newRuntime(t, Options{CacheDir: dir}).interruptible(Digest(wasm), wasm)
+	r2 := newRuntime(t, Options{CacheDir: dir})
+	split, st := r2.split(wasm)
+	st.close()
+	code, unmap, ok := r2.interruptible(Digest(split), split)
 	if !ok || !bytes.Equal(code, marked) {
 		t.Fatal("a second runtime did not reuse the kept rewrite")
 	}
@@ -215,7 +218,7 @@ func TestLoadRepairsADamagedRewrite(t *testing.T) {
 	}
 	logs := &logRecorder{}
 	r := newRuntime(t, Options{CacheDir: dir, Logger: slog.New(logs)})
-	path := r.instrumentedPath(Digest(wasm))
+	path := keptRewrite(t, r, wasm)
 	kept, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -263,3 +266,12 @@ func TestInterruptibleFallsBack(t *testing.T) {
 // eb8b6b2300fa5aeb, as found).
 var badTypeIndexModule = []byte("\x00asm\x01\x00\x00\x00\x01\n\x02`\x00\x01\x7f`\x01\x7f\x01\x7f\x03\x05\x04\x00000\nC\x04" +
 	"\f\x00A\x880\x10\x0100000\v\x15\x010\x7f00000000000000000\v\x1a\x00000000000000000000000000\v\x03\x000\v")
+
+// keptRewrite returns where r keeps the rewrite of wasm's code: named after
+// the digest of what Runtime.split left to compile.
+func keptRewrite(t *testing.T, r *Runtime, wasm []byte) string {
+	t.Helper()
+	code, st := r.split(wasm)
+	st.close()
+	return r.instrumentedPath(Digest(code))
+}

@@ -25,7 +25,7 @@ func TestCachedLoadDropsTheMappedRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	path := r.instrumentedPath(Digest(wasm))
+	path := keptRewrite(t, r, wasm)
 	size, rss := mappingRSS(t, path)
 	if size == 0 {
 		t.Fatalf("the kept rewrite %s is not mapped", path)

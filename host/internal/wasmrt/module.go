@@ -17,6 +17,8 @@ import (
 type Module struct {
 	rt       *Runtime
 	code     *compiled
+	start    start  // what its instances start with besides the code
+	digest   string // of the module's bytes, which code's may not be
 	name     string
 	manifest abi.Manifest
 	pool     *pool
@@ -35,10 +37,10 @@ type Module struct {
 
 // newModule instantiates the code once, checks the exports, reads and
 // validates the manifest, and keeps the instance as the first of the pool.
-func newModule(ctx context.Context, rt *Runtime, c *compiled, name string) (*Module, error) {
-	m := &Module{rt: rt, code: c, name: name, logger: rt.opts.Logger.With("module", name), budget: &budget{}}
+func newModule(ctx context.Context, rt *Runtime, c *compiled, st start, name, digest string) (*Module, error) {
+	m := &Module{rt: rt, code: c, start: st, digest: digest, name: name, logger: rt.opts.Logger.With("module", name), budget: &budget{}}
 	m.manifest.Module.Name = name // until the guest says otherwise
-	inst, err := newInstance(withBudget(ctx, m.budget), rt, c)
+	inst, err := newInstance(withBudget(ctx, m.budget), rt, c, st)
 	if err != nil {
 		return nil, fmt.Errorf("cannot instantiate the module: %w; it may import host functions of another ABI version: rebuild it with the kopf-wasm guest SDK for ABI v%d", err, abi.Version)
 	}
@@ -91,7 +93,7 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 		return nil, &CallError{Module: m.manifest.Module.Name, Kind: KindOutOfMemory,
 			Err: fmt.Errorf("the module's instances hold its memory budget (%d bytes, isolation.memoryBytes): no instance can start until one ends", m.budget.limit.Load())}
 	}
-	inst, err := newInstance(withBudget(ctx, m.budget), m.rt, m.code)
+	inst, err := newInstance(withBudget(ctx, m.budget), m.rt, m.code, m.start)
 	if err != nil {
 		return nil, &CallError{Module: m.manifest.Module.Name, Kind: KindInternal, Err: err}
 	}
@@ -109,7 +111,7 @@ func (m *Module) Manifest() abi.Manifest { return m.manifest }
 func (m *Module) Name() string { return m.name }
 
 // Digest returns "sha256:<hex>" of the module's bytes.
-func (m *Module) Digest() string { return m.code.digest }
+func (m *Module) Digest() string { return m.digest }
 
 // Stats returns the state of the module's instance pool.
 func (m *Module) Stats() Stats {
@@ -140,6 +142,7 @@ func (m *Module) closeLocked() {
 	m.calls.Wait()
 	m.pool.drain()
 	m.rt.release(m.code)
+	m.start.close() // the instances' mappings are gone with them
 }
 
 // begin registers a call in flight, or fails if the module is closed.

@@ -39,7 +39,8 @@ type Runtime struct {
 	compileNanos atomic.Int64 // test seam: how long the last compile took
 }
 
-// compiled is the code of one digest, shared by the modules loaded from it.
+// compiled is the code of one digest, shared by the modules loaded from it
+// and by those that differ only in what Runtime.split takes out of them.
 type compiled struct {
 	digest string
 	done   chan struct{}  // closed when code or err is set
@@ -52,9 +53,6 @@ type compiled struct {
 	// unmap releases the mapped file code was compiled from (the kept
 	// rewrite), once the code is closed; nil when code is in the heap.
 	unmap func()
-	// image is the initial memory of a pre-initialised module, which its
-	// instances map (see memoryImage); nil for other modules.
-	image *memoryImage
 	err   error
 	refs  int // guarded by Runtime.mu
 }
@@ -95,13 +93,16 @@ func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, 
 		return fail(fmt.Errorf("%w (it starts with %q): pass the .wasm file built with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared",
 			ErrNotWasm, head(wasm, 8)))
 	}
-	c, err := r.acquire(ctx, digest, wasm)
+	code, st := r.split(wasm)
+	c, err := r.acquire(ctx, Digest(code), code)
 	if err != nil {
+		st.close()
 		return fail(err)
 	}
-	m, err := newModule(ctx, r, c, name)
+	m, err := newModule(ctx, r, c, st, name, digest)
 	if err != nil {
 		r.release(c)
+		st.close()
 		return fail(err)
 	}
 	r.mu.Lock()
@@ -185,7 +186,6 @@ func (r *Runtime) release(c *compiled) {
 	if c.unmap != nil {
 		c.unmap() // wazero's decoded module refers to the mapped bytes until now
 	}
-	c.image.close()
 }
 
 // compile compiles wasm into c, in a wazero runtime of its own that
@@ -196,7 +196,6 @@ func (r *Runtime) release(c *compiled) {
 func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	r.compiles.Add(1)
 	defer func(start time.Time) { r.compileNanos.Store(int64(time.Since(start))) }(time.Now())
-	wasm, c.image = r.splitImage(wasm)
 	code, unmap, interruptible := r.interruptible(c.digest, wasm)
 	c.unmap = unmap
 	var err error
@@ -230,27 +229,12 @@ func (r *Runtime) compile(ctx context.Context, c *compiled, wasm []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w; rebuild it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared and the kopf-wasm guest SDK", ErrCompile, err)
 	}
+	releaseBodies(c.code)
 	freeCompileGarbage(allocated)
 	if c.unmap != nil {
 		dropResident(code) // the mapped rewrite: read again only to make an instance
 	}
 	return nil
-}
-
-// splitImage takes a pre-initialised module's initial memory out of its
-// data segments into a memoryImage that its instances map; any other
-// module, or one whose image cannot be made, is returned as it is.
-func (r *Runtime) splitImage(wasm []byte) ([]byte, *memoryImage) {
-	code, memory, ok, err := instrument.SplitData(wasm)
-	if err != nil || !ok {
-		return wasm, nil
-	}
-	image, err := newMemoryImage(memory, uint64(r.opts.MemoryLimitPages)*wasmPage)
-	if err != nil {
-		r.opts.Logger.Warn("the module's initial memory is written into each instance instead: " + err.Error())
-		return wasm, nil
-	}
-	return code, image
 }
 
 // compileModule is rt.CompileModule made safe for a malformed module,

@@ -149,48 +149,11 @@ func Snapshot(wasm []byte, st State) ([]byte, error) {
 
 // SnapshotSection names the custom section that marks a module written by
 // [Snapshot]: its data segments are an instance's whole initial memory,
-// which [SplitData] can take out of the module.
+// which [Split] takes out of the module with its memory's size and
+// its globals' values, so that snapshots of one runtime share one code.
 const SnapshotSection = "kopf-wasm.snapshot"
 
-// SplitData takes the data segments out of a module written by [Snapshot]:
-// it returns the module with an empty data section and the initial memory
-// they wrote, which the caller gives each instance itself (the host maps it
-// copy-on-write, so that instances share its pages until they write them,
-// and wazero does not keep a copy of the segments to write into every new
-// instance). The image's segments are slices of wasm: nothing is copied.
-// ok is false for any other module, which is returned unchanged.
-func SplitData(wasm []byte) (code []byte, image Image, ok bool, err error) {
-	m, err := scanModule(wasm)
-	if err != nil {
-		return wasm, Image{}, false, fmt.Errorf("instrument: %w", err)
-	}
-	if !m.snapshot || m.passiveData || m.importedMemory {
-		return wasm, Image{}, false, nil
-	}
-	out := make([]byte, 0, len(wasm)-m.dataBytes)
-	out = append(out, header[:]...)
-	err = m.each(func(id byte, start, p, end int) error {
-		switch id {
-		case secData:
-			out = appendSection(out, secData, 0, nil, nil)
-			return eachDataSegment(wasm[:end], p, func(off uint32, data []byte) {
-				image.Segments = append(image.Segments, Segment{Offset: off, Data: data})
-				image.Size = max(image.Size, uint64(off)+uint64(len(data)))
-			})
-		case secDataCount:
-			out = appendSection(out, secDataCount, 0, nil, nil)
-		default:
-			out = append(out, wasm[start:end]...)
-		}
-		return nil
-	})
-	if err != nil {
-		return wasm, Image{}, false, fmt.Errorf("instrument: %w", err)
-	}
-	return out, image, true, nil
-}
-
-// maxImage bounds the initial memory SplitData reads: a wasm32 memory.
+// maxImage bounds the initial memory Split reads: a wasm32 memory.
 const maxImage = 1 << 32
 
 // Image is a module's initial memory as its active data segments write it:
@@ -246,21 +209,31 @@ func eachDataSegment(b []byte, p int, fn func(off uint32, data []byte)) error {
 
 // readS32 decodes the signed LEB128 s32 at b[i:].
 func readS32(b []byte, i int) (v int32, next int, ok bool) {
-	var result int64
+	v64, next, ok := readSigned(b, i, maxLen32)
+	if !ok || v64 != int64(int32(v64)) {
+		return 0, next, false
+	}
+	return int32(v64), next, true
+}
+
+// readSigned decodes a signed LEB128 number of at most max bytes at b[i:].
+func readSigned(b []byte, i, max int) (v int64, next int, ok bool) {
 	var shift uint
-	for n := 0; n < maxLen32; n++ {
+	for n := 0; n < max; n++ {
 		if i >= len(b) {
 			return 0, i, false
 		}
 		c := b[i]
 		i++
-		result |= int64(c&0x7f) << shift
+		if shift < 64 {
+			v |= int64(c&0x7f) << shift
+		}
 		shift += 7
 		if c < 0x80 {
 			if shift < 64 && c&0x40 != 0 {
-				result |= -1 << shift
+				v |= -1 << shift
 			}
-			return int32(result), i, true
+			return v, i, true
 		}
 	}
 	return 0, i, false
@@ -361,20 +334,52 @@ func (m *moduleShape) scanGlobals(b []byte, p int) error {
 // snapshotMemory writes the memory section b[p:] with the minimum of its
 // one memory raised to pages.
 func snapshotMemory(out, b []byte, p int, pages uint32) ([]byte, error) {
-	n, i, ok := readU32(b, p)
-	if !ok || n != 1 || i >= len(b) {
-		return out, unsupported(p, "a memory section without exactly one memory")
-	}
-	flags := b[i]
-	if flags&^0x01 != 0 {
-		return out, unsupported(i, "memory limits flags 0x%02x (shared or 64-bit)", flags)
-	}
-	min, j, ok := readU32(b, i+1)
-	if !ok {
-		return out, malformed("memory section", i, "bad minimum")
+	min, err := memoryMin(b, p)
+	if err != nil {
+		return out, err
 	}
 	if pages < min {
 		return out, fmt.Errorf("the memory shrank from %d to %d pages", min, pages)
+	}
+	return setMemoryMin(out, b, p, pages)
+}
+
+// memoryMin returns the minimum of the one memory of the memory section b[p:].
+func memoryMin(b []byte, p int) (uint32, error) {
+	_, i, err := memoryFlags(b, p)
+	if err != nil {
+		return 0, err
+	}
+	min, _, ok := readU32(b, i)
+	if !ok {
+		return 0, malformed("memory section", i, "bad minimum")
+	}
+	return min, nil
+}
+
+// memoryFlags returns the limits flags of the one memory of the memory
+// section b[p:] and where its minimum starts.
+func memoryFlags(b []byte, p int) (flags byte, next int, err error) {
+	n, i, ok := readU32(b, p)
+	if !ok || n != 1 || i >= len(b) {
+		return 0, i, unsupported(p, "a memory section without exactly one memory")
+	}
+	if b[i]&^0x01 != 0 {
+		return 0, i, unsupported(i, "memory limits flags 0x%02x (shared or 64-bit)", b[i])
+	}
+	return b[i], i + 1, nil
+}
+
+// setMemoryMin writes the memory section b[p:] with the minimum of its one
+// memory set to pages, its maximum kept.
+func setMemoryMin(out, b []byte, p int, pages uint32) ([]byte, error) {
+	flags, i, err := memoryFlags(b, p)
+	if err != nil {
+		return out, err
+	}
+	_, j, ok := readU32(b, i)
+	if !ok {
+		return out, malformed("memory section", i, "bad minimum")
 	}
 	body := []byte{flags}
 	body = appendU32(body, pages)

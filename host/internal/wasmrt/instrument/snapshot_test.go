@@ -54,27 +54,7 @@ func TestSnapshot(t *testing.T) {
 		ctx := context.Background()
 		rt := wazero.NewRuntime(ctx)
 		defer rt.Close(ctx)
-		wasm := stateful(withData)
-		prepared, globals, err := ExportGlobals(wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(globals) != 1 || globals[0] != 0 {
-			t.Fatalf("mutable globals %v, want [0]", globals)
-		}
-		mod, err := rt.InstantiateWithConfig(ctx, prepared, wazero.NewModuleConfig().WithName("before"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := mod.ExportedFunction("init").Call(ctx); err != nil {
-			t.Fatal(err)
-		}
-		mem, _ := mod.Memory().Read(0, mod.Memory().Size())
-		g := mod.ExportedGlobal(ExportedGlobalPrefix + "0")
-		snap, err := Snapshot(wasm, State{Memory: mem, Globals: map[uint32]uint64{0: g.Get()}, Drop: []string{"init"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap, _ := takeSnapshot(t, rt, stateful(withData), 1)
 		if err := Bounded(snap); err != nil {
 			t.Fatal(err)
 		}
@@ -102,26 +82,39 @@ func TestSnapshot(t *testing.T) {
 			t.Errorf("the data segment's bytes are lost: %d", read(16))
 		}
 
-		// Split: the same initial memory, taken out of the module.
-		code, split, ok, err := SplitData(snap)
-		image := split.Bytes()
-		if err != nil || !ok {
-			t.Fatalf("SplitData: ok %v, %v", ok, err)
-		}
-		if len(image) > len(mem) || !bytes.Equal(image, mem[:len(image)]) || len(bytes.Trim(mem[len(image):], "\x00")) != 0 {
-			t.Errorf("withData=%v: the image (%d bytes) is not the memory (%d bytes)", withData, len(image), len(mem))
-		}
-		stripped, err := rt.InstantiateWithConfig(ctx, code, wazero.NewModuleConfig().WithName("stripped"))
-		if err != nil {
-			t.Fatalf("the split module does not instantiate: %v", err)
-		}
-		if b, _ := stripped.Memory().Read(0, stripped.Memory().Size()); len(bytes.Trim(b, "\x00")) != 0 {
-			t.Error("the split module still writes data into its memory")
-		}
-		if _, _, ok, _ := SplitData(wasm); ok {
-			t.Error("SplitData took the data of a module that is no snapshot")
+	}
+}
+
+// takeSnapshot instantiates wasm (a stateful module), calls its init
+// times, and returns its snapshot and the memory it was taken from.
+func takeSnapshot(t *testing.T, rt wazero.Runtime, wasm []byte, times int) (snap, mem []byte) {
+	t.Helper()
+	ctx := context.Background()
+	prepared, globals, err := ExportGlobals(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(globals) != 1 || globals[0] != 0 {
+		t.Fatalf("mutable globals %v, want [0]", globals)
+	}
+	mod, err := rt.InstantiateWithConfig(ctx, prepared, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+	for range times {
+		if _, err := mod.ExportedFunction("init").Call(ctx); err != nil {
+			t.Fatal(err)
 		}
 	}
+	mem, _ = mod.Memory().Read(0, mod.Memory().Size())
+	mem = bytes.Clone(mem)
+	g := mod.ExportedGlobal(ExportedGlobalPrefix + "0")
+	snap, err = Snapshot(wasm, State{Memory: mem, Globals: map[uint32]uint64{0: g.Get()}, Drop: []string{"init"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, mem
 }
 
 func TestSnapshotRefuses(t *testing.T) {
