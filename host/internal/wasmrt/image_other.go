@@ -13,4 +13,3 @@ func newMemoryImage(instrument.Image, uint64) (*memoryImage, error) { return nil
 func (*memoryImage) close() {}
 
 func (*memoryImage) fill([]byte) {}
-
