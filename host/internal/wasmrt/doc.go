@@ -35,7 +35,15 @@
 //
 // # Compilation
 //
-// Modules are compiled once per sha256 digest, also when several loads of
-// the same bytes race, and with [Options.CacheDir] the native code is kept
-// on disk across restarts (wazero's compilation cache).
+// Before compiling, the runtime takes out of a module what is particular
+// to it (instrument.Split): its data segments become an image that every
+// instance maps copy-on-write (image.go), and a pre-initialised module
+// (a Python module: CPython with the author's files imported) also gives
+// up its memory's size and its globals' values, which each instance is
+// given after instantiation (start.go). What is left is compiled once per
+// sha256 digest, also when several loads race: every Python module built
+// from one runtime shares one compiled code. With [Options.CacheDir] the
+// native code is kept on disk across restarts (wazero's compilation
+// cache). After compiling, wazero's copy of the function bodies is
+// released (release.go).
 package wasmrt

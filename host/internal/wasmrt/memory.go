@@ -21,7 +21,7 @@ import (
 // the module is closed while no call runs; the pool never closes a busy
 // instance, so no guest can touch an unmapped memory.
 //
-// With an image (a pre-initialised module's, see memoryImage), the mapping
+// With an image (the module's initial memory, see memoryImage), the mapping
 // is the image's, copy-on-write, so the memory starts as the image.
 func withMemoryAllocator(ctx context.Context, image *memoryImage) context.Context {
 	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(capBytes, maxBytes uint64) experimental.LinearMemory {

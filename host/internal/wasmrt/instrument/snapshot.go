@@ -137,7 +137,7 @@ func Snapshot(wasm []byte, st State) ([]byte, error) {
 	if !wroteData {
 		out = appendData(out, segments)
 	}
-	// The marker: a custom section after the data, which SplitData looks
+	// The marker: a custom section after the data, which Split looks
 	// for. Its payload, a version byte, is never empty: wazero (v1.11)
 	// fails to read an empty custom section at the end of a module.
 	marker := append(appendU32(nil, uint32(len(SnapshotSection))), SnapshotSection...)

@@ -89,7 +89,7 @@ func TestSplitSnapshot(t *testing.T) {
 	}
 }
 
-func TestSplitData(t *testing.T) {
+func TestSplitDataOnly(t *testing.T) {
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
