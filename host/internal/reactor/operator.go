@@ -226,6 +226,11 @@ func (o *Operator) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		o.queue.ShutDown()
+		if o.admission != nil {
+			stopCtx, cancel := context.WithTimeout(context.Background(), o.opts.Settings.Process.CleanupTimeout)
+			o.admission.Stop(stopCtx) // a server started by Update serves until Stop
+			cancel()
+		}
 		return err
 	}
 	if o.opts.Gate != nil {

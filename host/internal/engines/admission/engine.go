@@ -45,7 +45,8 @@ type Engine struct {
 	log     *slog.Logger
 
 	mu      sync.Mutex
-	runCtx  context.Context
+	runCtx  context.Context // ends at Stop, not with the host's context
+	stopRun context.CancelFunc
 	httpSrv *http.Server
 	certs   *certs.Certs
 	shared  *sharedCert // nil unless settings.Admission.CertSecret
@@ -100,7 +101,7 @@ func hasWebhooks(reg *registry.Registry) bool {
 }
 
 // Update starts the server once the served modules have a webhook
-// handler (it then serves until ctx ends), and brings the managed
+// handler (it then serves until Stop), and brings the managed
 // configurations up to date with the handlers served now (empty ones when
 // there are none, which clears what a crashed host left).
 func (e *Engine) Update(ctx context.Context) error {
@@ -108,7 +109,9 @@ func (e *Engine) Update(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.runCtx == nil {
-		e.runCtx = ctx
+		// The server outlives ctx until Stop: the cycles the host drains
+		// when it stops still patch objects through these webhooks.
+		e.runCtx, e.stopRun = context.WithCancel(context.WithoutCancel(ctx))
 	}
 	switch {
 	case e.httpSrv == nil && hasWebhooks(reg):
@@ -202,7 +205,7 @@ func (e *Engine) configureConversions(ctx context.Context, reg *registry.Registr
 	return errors.Join(errs...)
 }
 
-// start listens and serves until ctx ends; e.mu is held.
+// start listens and serves until ctx ends (at Stop); e.mu is held.
 func (e *Engine) start(ctx context.Context) error {
 	s := e.srv.opts.Settings
 	listenHost, _, err := net.SplitHostPort(s.Listen)
@@ -314,13 +317,16 @@ func certNames(s settings.Admission, host, listenHost string) []string {
 }
 
 // Stop removes the webhooks of non-persistent handlers from the managed
-// configurations (so that a stopped host does not block admissions) and
-// waits for the server to stop; the server stops when the context given
-// to the first Update ends.
+// configurations (so that a stopped host does not block admissions), then
+// stops the server (it waits Settings.StopTimeout for reviews in flight)
+// and waits for it. The host calls it once its cycles are done.
 func (e *Engine) Stop(ctx context.Context) {
 	e.mu.Lock()
 	err := e.configure(ctx, e.srv.opts.Registry(), func(h *registry.Handler) bool { return h.Spec.Options.Persistent })
 	done := e.done
+	if e.stopRun != nil {
+		e.stopRun()
+	}
 	e.mu.Unlock()
 	if err != nil {
 		e.log.Error(err.Error())

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -266,4 +267,48 @@ func TestServiceClientConfig(t *testing.T) {
 		t.Fatalf("the certificate for the Service's name: %v", err)
 	}
 	conn.Close()
+}
+
+// TestServesUntilStopped: when the host stops (its context ends), the
+// server keeps answering until Stop, which the reactor calls once its
+// in-flight cycles are done: their patches pass through these webhooks,
+// and a server gone first made each of them fail and retry until the
+// shutdown timeout (TestAllKinds' stop took 25 s).
+func TestServesUntilStopped(t *testing.T) {
+	s := defaults()
+	s.Listen, s.Host = "127.0.0.1:0", "127.0.0.1"
+	reg := buildRegistry(t, validate("check", abi.Options{}, abi.Filters{}))
+	e := newEngine(t, func() *registry.Registry { return reg }, s, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := e.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.Bundle())
+	review := func() error {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}
+		resp, err := (&http.Client{Transport: tr}).Post(e.URL()+"/m/check", "application/json",
+			bytes.NewReader(reviewOf(admissionv1.Create, "", kex(nil, map[string]any{}), nil, false)))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	cancel()
+	// A shutdown on ctx would have begun by now; a review must still pass.
+	for range 20 {
+		if err := review(); err != nil {
+			t.Fatalf("a review after the host's context ended, before Stop: %v", err)
+		}
+	}
+	stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	e.Stop(stopCtx)
+	if err := review(); err == nil {
+		t.Error("the server still answers after Stop")
+	}
 }
