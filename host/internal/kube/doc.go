@@ -51,7 +51,7 @@
 //     Lease with client-go's rules (acquire, renew, RenewDeadline, release,
 //     leaseTransitions, expiry on the local clock since the record last
 //     changed; elector.go lists them and the departures). It is written
-//     here, about 300 lines, against the project's preference for a
+//     here, about 340 lines of code, against the project's preference for a
 //     well-kept library: client-go's tools/leaderelection reaches the Lease
 //     through resourcelock, which imports the typed clientset
 //     (k8s.io/client-go/kubernetes, every built-in API group's client and
