@@ -113,7 +113,7 @@ func (el *elector) run(ctx context.Context) {
 // acquire tries until it holds the Lease (true) or ctx ends (false).
 func (el *elector) acquire(ctx context.Context) bool {
 	for ctx.Err() == nil {
-		ok := el.try(ctx, el.e.RenewDeadline)
+		ok := el.try(ctx, el.clock.Now().Add(el.e.RenewDeadline))
 		el.report()
 		if ok {
 			return true
@@ -135,43 +135,48 @@ func (el *elector) renew(ctx context.Context) {
 
 // renewRound tries to renew at once and then every RetryPeriod, until it
 // succeeds (true) or RenewDeadline passed since it began or ctx ends
-// (false). Each request is bounded by what is left of the deadline.
+// (false). Its requests are bounded by what is left of the deadline.
 func (el *elector) renewRound(ctx context.Context) bool {
-	start := el.clock.Now()
+	deadline := el.clock.Now().Add(el.e.RenewDeadline)
 	for {
-		left := el.e.RenewDeadline - el.clock.Since(start)
-		if left <= 0 || ctx.Err() != nil {
-			if ctx.Err() == nil {
-				el.log.Warn("lease not renewed within the renew deadline", "renewDeadline", el.e.RenewDeadline)
-			}
-			return false
-		}
-		ok := el.try(ctx, left)
+		ok := el.try(ctx, deadline)
 		el.report()
 		if ok {
 			return true
 		}
-		if !el.sleep(ctx, min(el.e.RetryPeriod, el.e.RenewDeadline-el.clock.Since(start))) {
+		left, ok := el.left(deadline)
+		if !ok {
+			el.log.Warn("lease not renewed within the renew deadline", "renewDeadline", el.e.RenewDeadline)
+			return false
+		}
+		if !el.sleep(ctx, min(el.e.RetryPeriod, left)) {
 			return false
 		}
 	}
 }
 
 // try acquires or renews the Lease once (client-go's tryAcquireOrRenew)
-// and reports whether this identity holds it now. Each request is bounded
-// by limit.
-func (el *elector) try(ctx context.Context, limit time.Duration) bool {
+// and reports whether this identity holds it now. Its requests end by
+// deadline (on the elector's clock); none starts after it.
+func (el *elector) try(ctx context.Context, deadline time.Time) bool {
 	now := el.clock.Now()
 	if el.leading() && el.valid(now) && el.lease != nil {
 		// Renewing: write the Lease last written, at its resourceVersion.
-		if el.write(ctx, el.lease, now, limit) == nil {
+		if el.write(ctx, el.lease, now, deadline) == nil {
 			return true
 		}
+	}
+	limit, ok := el.left(deadline)
+	if !ok {
+		return false
 	}
 	got, err := el.api.get(ctx, limit)
 	if errors.Is(err, ErrGone) {
 		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: el.e.Namespace, Name: el.e.Name}}
 		l.Spec = el.spec(now, 0, now)
+		if limit, ok = el.left(deadline); !ok {
+			return false
+		}
 		created, err := el.api.create(ctx, l, limit)
 		if err != nil {
 			el.failed("create", err)
@@ -191,13 +196,17 @@ func (el *elector) try(ctx context.Context, limit time.Duration) bool {
 	if el.observed.holder != "" && el.valid(now) && !el.leading() {
 		return false // held by another, not expired
 	}
-	return el.write(ctx, got, now, limit) == nil
+	return el.write(ctx, got, now, deadline) == nil
 }
 
 // write updates l (as read or last written) to be held by this identity
 // at now: the acquire time and transitions kept when it holds it already,
 // one more transition when it takes it.
-func (el *elector) write(ctx context.Context, l *coordinationv1.Lease, now time.Time, limit time.Duration) error {
+func (el *elector) write(ctx context.Context, l *coordinationv1.Lease, now, deadline time.Time) error {
+	limit, ok := el.left(deadline)
+	if !ok {
+		return context.DeadlineExceeded
+	}
 	acquired, transitions := now, el.observed.transitions+1
 	if el.leading() {
 		acquired, transitions = time.UnixMicro(el.observed.acquireMicro), el.observed.transitions
@@ -222,6 +231,13 @@ func (el *elector) spec(acquired time.Time, transitions int32, renewed time.Time
 		RenewTime:            &metav1.MicroTime{Time: renewed},
 		LeaseTransitions:     ptr.To(transitions),
 	}
+}
+
+// left is the time left until deadline on the elector's clock, and
+// whether there is any.
+func (el *elector) left(deadline time.Time) (time.Duration, bool) {
+	d := deadline.Sub(el.clock.Now())
+	return d, d > 0
 }
 
 // observe keeps a Lease the elector wrote.
@@ -256,8 +272,8 @@ func (el *elector) report() {
 // candidate takes it at its next attempt. It has the renew deadline for
 // its two requests.
 func (el *elector) release() {
-	ctx, cancel := context.WithTimeout(context.Background(), el.e.RenewDeadline)
-	defer cancel()
+	ctx := context.Background() // the campaign's has ended; each request has its limit
+	deadline := el.clock.Now().Add(el.e.RenewDeadline)
 	got, err := el.api.get(ctx, el.e.RenewDeadline)
 	if err != nil {
 		el.failed("get (release)", err)
@@ -273,7 +289,11 @@ func (el *elector) release() {
 		AcquireTime: &metav1.MicroTime{Time: now}, RenewTime: &metav1.MicroTime{Time: now},
 		LeaseTransitions: got.Spec.LeaseTransitions,
 	}
-	if _, err := el.api.update(ctx, got, el.e.RenewDeadline); err != nil {
+	limit, ok := el.left(deadline)
+	if !ok {
+		return
+	}
+	if _, err := el.api.update(ctx, got, limit); err != nil {
 		el.failed("update (release)", err)
 		return
 	}

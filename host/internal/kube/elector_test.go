@@ -21,6 +21,7 @@ import (
 // concurrency: an update at another resourceVersion is a conflict.
 type fakeLeases struct {
 	mu    sync.Mutex
+	clock *clocktesting.FakeClock
 	lease *coordinationv1.Lease // nil: none
 	rv    int
 	// failWrites makes every create and update fail as unavailable.
@@ -28,23 +29,43 @@ type fakeLeases struct {
 	// intrude, when set, is written by "another replica" just before the
 	// next update reaches the store, which then conflicts.
 	intrude func(*coordinationv1.Lease)
-	calls   []string
+	// hang makes every request run out of its limit on clock, unanswered;
+	// ends are the times they ended.
+	hang  *clocktesting.FakeClock
+	ends  []time.Time
+	calls []string
 }
 
-func (f *fakeLeases) get(context.Context, time.Duration) (*coordinationv1.Lease, error) {
+// hung runs a request out of its limit when the store hangs.
+func (f *fakeLeases) hung(what string, limit time.Duration) error {
+	if f.hang == nil {
+		return nil
+	}
+	f.hang.Step(limit)
+	f.ends = append(f.ends, f.hang.Now())
+	return fmt.Errorf("%s lease: %w: %w", what, ErrUnavailable, context.DeadlineExceeded)
+}
+
+func (f *fakeLeases) get(_ context.Context, limit time.Duration) (*coordinationv1.Lease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "get")
+	if err := f.hung("get", limit); err != nil {
+		return nil, err
+	}
 	if f.lease == nil {
 		return nil, fmt.Errorf("get lease: %w", ErrGone)
 	}
 	return f.lease.DeepCopy(), nil
 }
 
-func (f *fakeLeases) create(_ context.Context, l *coordinationv1.Lease, _ time.Duration) (*coordinationv1.Lease, error) {
+func (f *fakeLeases) create(_ context.Context, l *coordinationv1.Lease, limit time.Duration) (*coordinationv1.Lease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "create")
+	if err := f.hung("create", limit); err != nil {
+		return nil, err
+	}
 	switch {
 	case f.failWrites:
 		return nil, fmt.Errorf("create lease: %w", ErrUnavailable)
@@ -54,10 +75,13 @@ func (f *fakeLeases) create(_ context.Context, l *coordinationv1.Lease, _ time.D
 	return f.store(l), nil
 }
 
-func (f *fakeLeases) update(_ context.Context, l *coordinationv1.Lease, _ time.Duration) (*coordinationv1.Lease, error) {
+func (f *fakeLeases) update(_ context.Context, l *coordinationv1.Lease, limit time.Duration) (*coordinationv1.Lease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "update")
+	if err := f.hung("update", limit); err != nil {
+		return nil, err
+	}
 	if f.failWrites {
 		return nil, fmt.Errorf("update lease: %w", ErrUnavailable)
 	}
@@ -233,7 +257,7 @@ func TestElectorTry(t *testing.T) {
 					s.other(store)
 				}
 				store.record() // forget the scene's calls
-				if got := el.try(context.Background(), time.Second); got != s.want {
+				if got := el.try(context.Background(), clock.Now().Add(time.Second)); got != s.want {
 					t.Fatalf("step %d: try = %v, want %v", i, got, s.want)
 				}
 				if s.check != nil {
@@ -299,8 +323,9 @@ func drive(t *testing.T, ctx context.Context, el *elector, clock *clocktesting.F
 
 // TestElectorRun: the campaign as a whole on a fake clock (15 s / 10 s /
 // 2 s): it stops leading once a round of renewals has not succeeded
-// within the renew deadline, and then leaves the Lease alone; it releases
-// the Lease when its context ends while leading, and only then.
+// within the renew deadline (requests that hang included: none outlasts
+// it), and then leaves the Lease alone; it releases the Lease when its
+// context ends while leading, and only then.
 func TestElectorRun(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -329,6 +354,17 @@ func TestElectorRun(t *testing.T) {
 			wantFor: 12 * time.Second,
 		},
 		{
+			name: "the API server does not answer: lost at the renew deadline, no request outlasts it",
+			act: func(store *fakeLeases, _ context.CancelFunc) {
+				store.mu.Lock()
+				store.hang = store.clock
+				store.mu.Unlock()
+			},
+			afterLeading: true, wantCalls: "[leader me started stopped]",
+			want:    leaseRecord{holder: "me", durationSeconds: 15},
+			wantFor: 12 * time.Second,
+		},
+		{
 			name:  "ctx ends while leading: stopped, then released",
 			lease: heldBy("other", t0, 2),
 			act:   func(_ *fakeLeases, cancel context.CancelFunc) { cancel() },
@@ -348,7 +384,7 @@ func TestElectorRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := clocktesting.NewFakeClock(t0)
-			store := &fakeLeases{}
+			store := &fakeLeases{clock: clock}
 			if tt.lease != nil {
 				store.store(tt.lease)
 			}
@@ -372,6 +408,14 @@ func TestElectorRun(t *testing.T) {
 			}
 			if tt.wantFor != 0 && stoppedAt.Sub(actedAt) != tt.wantFor {
 				t.Errorf("stopped leading %s after the last renewal, want %s", stoppedAt.Sub(actedAt), tt.wantFor)
+			}
+			for _, end := range store.ends {
+				if end.After(stoppedAt) {
+					t.Errorf("a request ended at %s, after the elector stopped leading at %s", end.Sub(t0), stoppedAt.Sub(t0))
+				}
+			}
+			if store.hang != nil && len(store.ends) == 0 {
+				t.Error("no request hung: the test shows nothing")
 			}
 		})
 	}
