@@ -40,11 +40,15 @@ const jitterFactor = 1.2
 //     leaseDurationSeconds of 1, so that the next candidate takes it at
 //     its next attempt.
 //
-// Departures: it releases the Lease only when ctx ends, not after a lost
-// renewal (client-go's ReleaseOnCancel releases then too, which would let
-// another replica lead before OnStopped drained the cycles in flight); the
-// release writes only a Lease it reads as still its own; OnNewLeader is
-// not called for an empty holder (nobody leads).
+// Departures: it releases the Lease only when ctx ends, after OnStopped,
+// not after a lost renewal (client-go's ReleaseOnCancel releases then
+// too, before OnStoppedLeading, which would let another replica lead
+// before the cycles in flight drained); the release writes only a Lease it
+// reads as still its own; the callbacks run on the campaign's goroutine
+// (client-go starts OnStartedLeading and OnNewLeader on their own),
+// OnStopped only after leading, OnNewLeader never for an empty holder
+// (nobody leads); an attempt to acquire has the renew deadline for its
+// requests (client-go's have no deadline).
 type elector struct {
 	e      Election
 	api    leaseStore
