@@ -196,6 +196,21 @@ var Rules = []Rule{
 	},
 }
 
+// Closures are rules on what the host's binaries link: a package they
+// deny may not be anywhere in the dependency closure of the roots, however
+// indirectly it is imported (the Rules above see direct imports only).
+var Closures = []ClosureRule{
+	{
+		Name: "host-links-no-typed-clientset",
+		Why: "client-go's typed clientset (k8s.io/client-go/kubernetes: every built-in API group's client and scheme, " +
+			"with kube-openapi and go-restful) made kopf-wasm 80 MB instead of 53 and cost a one-module host 11 MB of " +
+			"resident binary pages (docs/benchmarks/density.md); tools/leaderelection reaches it through resourcelock, so the host elects " +
+			"with host/internal/kube/elector.go. Dev commands (internal/cmd/...) and tests may use the clientset",
+		Roots: []string{Module + "/cmd/kopf-wasm", Module + "/host/..."},
+		Deny:  []string{"k8s.io/client-go/kubernetes/...", "k8s.io/client-go/tools/leaderelection/..."},
+	},
+}
+
 // Rule constrains the imports of the packages matching From and not Except.
 type Rule struct {
 	Name string

@@ -36,10 +36,6 @@ type Client struct {
 	dyn  dynamic.Interface
 	disc *discoveryCache
 	raw  rest.Interface // requests whose responses the host decodes itself (Patch)
-	// cfg and hc build the typed clients of client-go's helpers (the
-	// leader election's Lease lock) on the same connection pool.
-	cfg *rest.Config
-	hc  *http.Client
 	// watchRaw carries the watch streams, one HTTP/1.1 connection each
 	// (stall.go).
 	watchRaw rest.Interface
@@ -117,7 +113,6 @@ func (c *Client) connect(cfg *rest.Config) error {
 	}
 	c.watchRaw, c.watchRT, c.stalls = wc, whc.Transport, newStallTracker()
 	c.stalls.onStall = []func(){func() { utilnet.CloseIdleConnectionsFor(whc.Transport) }}
-	c.cfg, c.hc = cfg, hc
 	return nil
 }
 

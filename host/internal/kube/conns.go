@@ -3,10 +3,8 @@ package kube
 import (
 	"context"
 	"crypto/tls"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
@@ -88,50 +86,6 @@ func (p *connPool) attempt(ctx context.Context) (context.Context, func()) {
 	return ctx, func() { p.timedOut(use) }
 }
 
-// timeoutReporter is a transport whose requests that run out of their time
-// without an answer are reported to the pool, for requests made outside
-// the retrier (the leader election's, lease.go). A request without a
-// deadline of its own gets timeout (when set), until its body is closed:
-// client-go's elector bounds its renewals by the renew deadline but not its
-// attempts to acquire.
-type timeoutReporter struct {
-	rt      http.RoundTripper
-	pool    *connPool
-	timeout time.Duration
-}
-
-// RoundTrip sends req on the pool's transport.
-func (t timeoutReporter) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx, cancel := req.Context(), context.CancelFunc(func() {})
-	if _, ok := ctx.Deadline(); !ok && t.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, t.timeout)
-	}
-	ctx, onTimeout := t.pool.attempt(ctx)
-	resp, err := t.rt.RoundTrip(req.WithContext(ctx))
-	if err != nil {
-		if timedOut(err) {
-			onTimeout()
-		}
-		cancel()
-		return resp, err
-	}
-	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-	return resp, nil
-}
-
-// cancelOnClose ends a request's context when its body is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-// Close closes the body and ends the request's context.
-func (b cancelOnClose) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
-}
-
 // track returns ctx with a trace that records the connection the attempt
 // made with it goes out on.
 func (p *connPool) track(ctx context.Context) (context.Context, *connUse) {
@@ -164,7 +118,7 @@ func (u *connUse) generation() uint64 {
 }
 
 // timedOut decides, after an attempt ran out of its time without an answer
-// (retry.go, lease.go), whether its connection went silent, and then
+// (retry.go), whether its connection went silent, and then
 // closes every connection of the pool: the requests waiting on them fail
 // at once with a lost connection, and their retries dial new ones. The
 // connections are left alone when they were closed since the attempt's

@@ -47,6 +47,19 @@
 //   - Serves guests: [Client.Do] carries out a module's [abi.KubeRequest]
 //     (get, list, create, update, patch, server-side apply, delete) and
 //     answers with an [abi.KubeResponse].
+//   - Elects: [Client.Elect] runs leader election on a coordination.k8s.io/v1
+//     Lease with client-go's rules (acquire, renew, RenewDeadline, release,
+//     leaseTransitions, expiry on the local clock since the record last
+//     changed; elector.go lists them and the departures). It is written
+//     here, about 340 lines of code, against the project's preference for a
+//     well-kept library: client-go's tools/leaderelection reaches the Lease
+//     through resourcelock, which imports the typed clientset
+//     (k8s.io/client-go/kubernetes, every built-in API group's client and
+//     scheme, kube-openapi, go-restful). Linking it made kopf-wasm 79.9 MB
+//     instead of 52.7 (the benchmark operator 63.8 instead of 35.3) and
+//     cost a one-module host 11 MB of resident binary pages
+//     (docs/benchmarks/density.md, "The binary"). internal/archtest keeps
+//     the clientset out of the host's dependency closure.
 //
 // # Errors
 //
@@ -62,7 +75,8 @@
 // at least as long as a Retry-After header asks, within the caller's
 // context; each attempt is bounded by settings.Kube.RequestTimeout. One
 // that runs out of it without an answer (also a shard Lease's single
-// attempt, or a leader election request past its renew deadline) sends a
+// attempt, or a leader election request's, which what is left of its
+// renew deadline bounds too) sends a
 // probe, GET /livez bounded by settings.Kube.ConnProbeTimeout; when that
 // gets no answer on the attempt's connection, or none at all after a watch
 // stream went silent, the client closes every connection of its requests other than

@@ -1,7 +1,7 @@
 // Package leading is leader election among the replicas of one operator,
 // what controller-runtime users expect and Kopf's users asked for (Kopf
 // #734, #1266): the replicas compete for one coordination.k8s.io/v1 Lease
-// through client-go's tools/leaderelection, and only the holder handles
+// by client-go's leader election rules, and only the holder handles
 // changes, timers and daemons.
 //
 // # How it pauses the host
@@ -25,6 +25,7 @@
 // replaced after LeaseDuration (plus up to RetryPeriod).
 //
 // Admission webhooks are not behind the gate: every replica serves them.
-// The election itself (client-go's leaderelection on the Lease) runs in
-// host/internal/kube (kube.Client.Elect); this package decides what leading means.
+// The election itself runs in host/internal/kube (kube.Client.Elect, the
+// host's own elector with client-go's rules: client-go's package would
+// link its whole typed clientset); this package decides what leading means.
 package leading

@@ -33,8 +33,9 @@ type Options struct {
 	// lead (tests and benchmarks: the failover time).
 	OnLeading func()
 	// Clock times the wait for the cycles in flight when the Lease is
-	// lost. Default the real clock; tests pass a fake one. (client-go's
-	// elector keeps its own real clock for the Lease itself.)
+	// lost. Default the real clock; tests pass a fake one. (kube.Client.Elect
+	// times the Lease itself on the real clock; its own tests use a fake
+	// one.)
 	Clock clock.Clock
 }
 
