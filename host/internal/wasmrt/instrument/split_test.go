@@ -131,3 +131,44 @@ func TestSplitLeavesAlone(t *testing.T) {
 		t.Error("a segment ending at the end of the initial memory was not taken out")
 	}
 }
+
+// FuzzSplit feeds arbitrary bytes to Split: it may not panic; a module it
+// takes apart stays within bounds, and when wazero compiles the original
+// (within bounds, as the host checks first) it compiles the code too, and
+// the image fits the initial memory.
+func FuzzSplit(f *testing.F) {
+	f.Add(stateful(true))
+	f.Add(stateful(false))
+	f.Add(runnableModule())
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	f.Cleanup(func() { rt.Close(ctx) })
+	f.Fuzz(func(t *testing.T, in []byte) {
+		code, st, ok, err := Split(in)
+		if err != nil || !ok {
+			if !bytes.Equal(code, in) {
+				t.Fatal("a module Split left alone came back changed")
+			}
+			return
+		}
+		if st.Image.Size > uint64(st.Pages)*wasmPage {
+			t.Fatalf("an image of %d bytes for %d pages", st.Image.Size, st.Pages)
+		}
+		if Bounded(in) != nil {
+			return
+		}
+		if err := Bounded(code); err != nil {
+			t.Fatalf("the split code is out of bounds: %v", err)
+		}
+		before, err := compile(ctx, rt, in)
+		if err != nil {
+			return
+		}
+		defer before.Close(ctx)
+		after, err := compile(ctx, rt, code)
+		if err != nil {
+			t.Fatalf("wazero compiles the module but not its split code: %v", err)
+		}
+		after.Close(ctx)
+	})
+}
