@@ -2,6 +2,9 @@ package wasmrt
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kopf-wasm/kopf-wasm/internal/guestwasm"
@@ -13,6 +16,9 @@ import (
 // after the other, each with its first instance (the one that read its
 // manifest), and the growth of VmRSS and of the heap in use after a GC is
 // divided by their number. codes is how many compiled codes they needed.
+// shmem is the growth of the system's shared memory (/proc/meminfo's
+// Shmem): the modules' images (image.go), whole, which VmRSS counts only
+// where an instance touched them.
 //
 //   - <lang>: the kopfexample module of each guest language, alone;
 //   - python-4: the four Python examples (kopfexample, children,
@@ -40,17 +46,19 @@ func benchModules(b *testing.B, wasms [][]byte) {
 		}
 	}
 	_ = warm.Close(ctx)
-	var rss, heap float64
+	var rss, heap, shmem float64
 	var codes int
 	for range b.N {
 		r := newRuntime(b, Options{CacheDir: dir, Logger: discardLogger()})
 		rss0, heap0 := memoryNow(b)
+		shmem0 := shmemNow(b)
 		for i, wasm := range wasms {
 			if _, err := r.Load(ctx, string(rune('a'+i)), wasm); err != nil {
 				b.Fatal(err)
 			}
 		}
 		rss1, heap1 := memoryNow(b)
+		shmem += float64(shmemNow(b)) - float64(shmem0)
 		rss += float64(rss1) - float64(rss0)
 		heap += float64(heap1) - float64(heap0)
 		r.mu.Lock()
@@ -61,5 +69,25 @@ func benchModules(b *testing.B, wasms [][]byte) {
 	n := float64(b.N * len(wasms))
 	b.ReportMetric(rss/n/(1<<20), "RSS-MiB/module")
 	b.ReportMetric(heap/n/(1<<20), "heap-MiB/module")
+	b.ReportMetric(shmem/n/(1<<20), "shmem-MiB/module")
 	b.ReportMetric(float64(codes), "codes")
+}
+
+// shmemNow returns the system's shared memory in bytes (/proc/meminfo).
+func shmemNow(b *testing.B) uint64 {
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		b.Skip("no /proc/meminfo on this system: ", err)
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "Shmem:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no Shmem in /proc/meminfo")
+	return 0
 }
