@@ -15,7 +15,8 @@ import (
 // PeakSnapshots watches the process's resident set every interval and,
 // whenever it passed its highest so far by at least a MiB, writes into
 // dir what holds the memory at that moment: smaps (a copy of
-// /proc/self/smaps) and runtime.txt (the Go runtime's memory classes).
+// /proc/self/smaps) and runtime.txt (the Go runtime's memory classes and
+// its goroutines).
 // What is left in dir when the process ends is therefore the picture at
 // its peak RSS (issue 34: where the host's fixed cost goes). The function
 // it returns stops it and writes heap.pprof, the heap profile as of the
@@ -82,14 +83,18 @@ func snapshot(dir string, rss int64) {
 	fmt.Fprintf(&b, "VmRSS %d KiB at %s\n", rss, time.Now().Format(time.RFC3339Nano))
 	var samples []metrics.Sample
 	for _, d := range metrics.All() {
-		if strings.HasPrefix(d.Name, "/memory/classes/") || strings.HasPrefix(d.Name, "/gc/heap/goal") {
+		if strings.HasPrefix(d.Name, "/memory/classes/") || strings.HasPrefix(d.Name, "/gc/heap/goal") || d.Name == "/sched/goroutines:goroutines" {
 			samples = append(samples, metrics.Sample{Name: d.Name})
 		}
 	}
 	metrics.Read(samples)
 	for _, s := range samples {
-		if s.Value.Kind() == metrics.KindUint64 {
+		switch {
+		case s.Value.Kind() != metrics.KindUint64:
+		case strings.HasSuffix(s.Name, ":bytes"):
 			fmt.Fprintf(&b, "%s %.1f MiB\n", s.Name, float64(s.Value.Uint64())/(1<<20))
+		default:
+			fmt.Fprintf(&b, "%s %d\n", s.Name, s.Value.Uint64())
 		}
 	}
 	writeFile(filepath.Join(dir, "runtime.txt"), []byte(b.String()))

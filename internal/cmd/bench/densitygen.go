@@ -17,7 +17,8 @@ import (
 // create, an update and a delete handler that each return a message (as
 // kopfexample does) and a timer that runs every -timer and writes nothing.
 // The same operator exists as a Go module (the Go SDK, built with Go or
-// TinyGo), as a Kopf file (the Kopf contender) and as a controller-runtime
+// TinyGo), as a Rust and a Python module (densitylangs.go), as a Kopf file
+// (the Kopf contender) and as a controller-runtime
 // controller (the native contender: the bench binary's operator subcommand
 // with -kind).
 
@@ -155,7 +156,8 @@ func densityGoMod(root string) (string, error) {
 }
 
 // generateDensity writes the n operators' sources under dir: a Go module
-// dir/go (one package per operator) and Kopf files dir/kopf/opNNN.py.
+// dir/go (one package per operator), Kopf files dir/kopf/opNNN.py, and
+// the Rust and Python modules' sources (densityLangFiles).
 func generateDensity(root, dir string, n int, timer string, timerSeconds float64) error {
 	goDir, kopfDir := filepath.Join(dir, "go"), filepath.Join(dir, "kopf")
 	mod, err := densityGoMod(root)
@@ -166,7 +168,8 @@ func generateDensity(root, dir string, n int, timer string, timerSeconds float64
 	if err != nil {
 		return fmt.Errorf("density: the examples' go.sum: %w", err)
 	}
-	files := map[string]string{filepath.Join(goDir, "go.mod"): mod, filepath.Join(goDir, "go.sum"): string(sum)}
+	files := densityLangFiles(root, dir, n, timerSeconds)
+	files[filepath.Join(goDir, "go.mod")], files[filepath.Join(goDir, "go.sum")] = mod, string(sum)
 	for i := 1; i <= n; i++ {
 		name := strings.ToLower(densityKind(i))
 		files[filepath.Join(goDir, name, "main.go")] = densityGoSource(i, timer)
