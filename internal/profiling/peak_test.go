@@ -40,7 +40,7 @@ func TestPeakSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(string(runtimeTxt), "VmRSS ") || !strings.Contains(string(runtimeTxt), "/memory/classes/heap/objects:bytes") ||
-		!strings.Contains(string(runtimeTxt), "/sched/goroutines:goroutines ") {
+		!strings.Contains(string(runtimeTxt), "/sched/goroutines:goroutines ") || !strings.Contains(string(runtimeTxt), "\nheap-address 0x") {
 		t.Errorf("runtime.txt:\n%s", runtimeTxt)
 	}
 	for _, name := range []string{"smaps", "heap.pprof"} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,8 +16,8 @@ import (
 // (docs/benchmarks/density.md), read from the smaps a process wrote with
 // -peak-dir (profiling.PeakSnapshots). Several processes' add up.
 type peakGroups struct {
-	// GoHeap is the Go heap's arenas (Go on linux/amd64 places them from
-	// 0xc000000000 on): objects, goroutine stacks, free spans.
+	// GoHeap is the Go heap's arenas (goHeapMappings): objects, goroutine
+	// stacks, free spans.
 	GoHeap float64 `json:"go_heap"`
 	// CompiledCode is wazero's compiled module code (anonymous, executable).
 	CompiledCode float64 `json:"compiled_code"`
@@ -56,30 +57,50 @@ func (g *peakGroups) add(q peakGroups) {
 // memory (wasmrt reserves a memory's maximum, 64 MiB and more).
 const linearMemoryMin = 64 << 20
 
+// mapping is one mapping of a smaps file.
+type mapping struct {
+	lo, hi      uint64
+	perms, path string
+	rss         float64 // MiB
+}
+
 // groupSmaps sums the Rss of a smaps file's mappings by group; binary is
-// the process's executable.
-func groupSmaps(r io.Reader, binary string) (peakGroups, error) {
+// the process's executable, heapAddress an address in its Go heap.
+func groupSmaps(r io.Reader, binary string, heapAddress uint64) (peakGroups, error) {
+	ms, err := readSmaps(r)
+	if err != nil {
+		return peakGroups{}, err
+	}
+	heap := goHeapMappings(ms, heapAddress)
 	var g peakGroups
-	var cur *float64
+	for i, m := range ms {
+		*g.group(m, heap[i], binary) += m.rss
+		g.Total += m.rss
+	}
+	return g, nil
+}
+
+// readSmaps reads the mappings and their Rss.
+func readSmaps(r io.Reader) ([]mapping, error) {
+	var ms []mapping
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if rest, ok := strings.CutPrefix(line, "Rss:"); ok {
 			f := strings.Fields(rest)
-			if cur == nil || len(f) == 0 {
-				return g, fmt.Errorf("smaps: Rss without a mapping: %q", line)
+			if len(ms) == 0 || len(f) == 0 {
+				return nil, fmt.Errorf("smaps: Rss without a mapping: %q", line)
 			}
 			kb, err := strconv.ParseInt(f[0], 10, 64)
 			if err != nil {
-				return g, fmt.Errorf("smaps: %q: %w", line, err)
+				return nil, fmt.Errorf("smaps: %q: %w", line, err)
 			}
-			*cur += float64(kb) / 1024
-			g.Total += float64(kb) / 1024
+			ms[len(ms)-1].rss += float64(kb) / 1024
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) < 5 || !strings.Contains(f[0], "-") || strings.HasSuffix(f[0], ":") {
+		if len(f) < 5 || strings.HasSuffix(f[0], ":") {
 			continue // a field line of the current mapping
 		}
 		start, end, ok := strings.Cut(f[0], "-")
@@ -88,31 +109,52 @@ func groupSmaps(r io.Reader, binary string) (peakGroups, error) {
 		if !ok || err1 != nil || err2 != nil {
 			continue
 		}
-		path := ""
+		m := mapping{lo: lo, hi: hi, perms: f[1]}
 		if len(f) >= 6 {
-			path = strings.Join(f[5:], " ")
+			m.path = strings.Join(f[5:], " ")
 		}
-		cur = g.group(lo, hi, f[1], path, binary)
+		ms = append(ms, m)
 	}
-	return g, sc.Err()
+	return ms, sc.Err()
+}
+
+// goHeapMappings marks the Go heap's arenas: the run of adjacent
+// anonymous mappings, mapped (rw-p) or reserved (---p), around the
+// mapping that holds heapAddress (Go reserves its heap in 64 MiB arenas
+// from a base that Go 1.26 randomises, and maps them as it grows).
+func goHeapMappings(ms []mapping, heapAddress uint64) []bool {
+	heap := make([]bool, len(ms))
+	arenaLike := func(i int) bool { return ms[i].path == "" && (ms[i].perms == "rw-p" || ms[i].perms == "---p") }
+	at := slices.IndexFunc(ms, func(m mapping) bool { return m.lo <= heapAddress && heapAddress < m.hi })
+	if at < 0 || !arenaLike(at) {
+		return heap
+	}
+	heap[at] = true
+	for i := at - 1; i >= 0 && arenaLike(i) && ms[i].hi == ms[i+1].lo; i-- {
+		heap[i] = true
+	}
+	for i := at + 1; i < len(ms) && arenaLike(i) && ms[i].lo == ms[i-1].hi; i++ {
+		heap[i] = true
+	}
+	return heap
 }
 
 // group is the figure a mapping's Rss adds to.
-func (g *peakGroups) group(lo, hi uint64, perms, path, binary string) *float64 {
+func (g *peakGroups) group(m mapping, goHeap bool, binary string) *float64 {
 	switch {
-	case path == binary:
+	case m.path == binary:
 		return &g.Binary
-	case strings.HasPrefix(path, "/memfd:kopf-wasm-memory"):
+	case strings.HasPrefix(m.path, "/memfd:kopf-wasm-memory"):
 		return &g.LinearMemories
-	case strings.Contains(path, "/wasm-cache"):
+	case strings.Contains(m.path, "/wasm-cache"):
 		return &g.ModuleFiles
-	case path != "":
+	case m.path != "":
 		return &g.Rest
-	case strings.Contains(perms, "x"):
-		return &g.CompiledCode
-	case lo>>32&0xff == 0xc0:
+	case goHeap:
 		return &g.GoHeap
-	case hi-lo >= linearMemoryMin:
+	case strings.Contains(m.perms, "x"):
+		return &g.CompiledCode
+	case m.hi-m.lo >= linearMemoryMin:
 		return &g.LinearMemories
 	}
 	return &g.Rest
@@ -126,13 +168,19 @@ func readPeak(dir, binary string) (peakGroups, error) {
 		return peakGroups{}, fmt.Errorf("peak snapshot: %w", err)
 	}
 	defer f.Close()
-	g, err := groupSmaps(f, binary)
-	if err != nil {
-		return g, fmt.Errorf("peak snapshot %s: %w", dir, err)
-	}
 	data, err := os.ReadFile(filepath.Join(dir, "runtime.txt"))
 	if err != nil {
-		return g, fmt.Errorf("peak snapshot: %w", err)
+		return peakGroups{}, fmt.Errorf("peak snapshot: %w", err)
+	}
+	var heapAddress uint64
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "heap-address 0x"); ok {
+			heapAddress, _ = strconv.ParseUint(rest, 16, 64)
+		}
+	}
+	g, err := groupSmaps(f, binary, heapAddress)
+	if err != nil {
+		return g, fmt.Errorf("peak snapshot %s: %w", dir, err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
