@@ -91,7 +91,7 @@ func parseDensity(args []string, stderr io.Writer) (densityOptions, error) {
 		" (TinyGo builds take ~30 s a module)")
 	fs.BoolVar(&o.StartCold, "start-cold", true,
 		"start the -start-modules host once compiling (an empty compile cache) before the start from the cache (false: only from the cache the work folder holds)")
-	fs.DurationVar(&o.Timer, "timer", time.Minute, "every operator's timer interval")
+	fs.DurationVar(&o.Timer, "timer", time.Minute, "every operator's timer interval (0: operators without a timer)")
 	fs.IntVar(&o.Concurrency, "c", 16, "the driver's concurrent requests")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", 15*time.Minute, "longest wait for one burst")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 10*time.Minute, "longest wait for a contender to start and handle its canaries")

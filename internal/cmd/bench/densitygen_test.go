@@ -85,6 +85,17 @@ func TestGenerateDensity(t *testing.T) {
 	}
 }
 
+// TestGenerateDensityNoTimer: with -timer 0 no source has a timer.
+func TestGenerateDensityNoTimer(t *testing.T) {
+	for name, src := range map[string]string{
+		"Go": densityGoSource(1, noTimer), "Kopf": densityKopfSource(1, 0), "Rust": densityRustSource(1, 0),
+	} {
+		if strings.Contains(strings.ToLower(src), "timer") || strings.Contains(src, "tick") || !strings.Contains(src, "delete") {
+			t.Errorf("the %s source without a timer:\n%s", name, src)
+		}
+	}
+}
+
 // TestDensityModulesBuild builds the generated operators: two Rust crates
 // in one cargo build (Debian's toolchain, as hack/guest-build.sh), a Go one
 // for wasip1, and runs a Python one under the machine's python3 with the
