@@ -10,12 +10,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
+
+// heapMarker is the object whose address a snapshot writes: a variable
+// of the package, so that it is allocated in the heap.
+var heapMarker *[64]byte
 
 // PeakSnapshots watches the process's resident set every interval and,
 // whenever it passed its highest so far by at least a MiB, writes into
 // dir what holds the memory at that moment: smaps (a copy of
-// /proc/self/smaps) and runtime.txt (the Go runtime's memory classes).
+// /proc/self/smaps) and runtime.txt (the Go runtime's memory classes, its
+// goroutines and an address in its heap).
 // What is left in dir when the process ends is therefore the picture at
 // its peak RSS (issue 34: where the host's fixed cost goes). The function
 // it returns stops it and writes heap.pprof, the heap profile as of the
@@ -80,16 +86,24 @@ func snapshot(dir string, rss int64) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "VmRSS %d KiB at %s\n", rss, time.Now().Format(time.RFC3339Nano))
+	// An address in the Go heap, which tells its arenas among the
+	// mappings (Go 1.26 places them at a random base).
+	heapMarker = new([64]byte)
+	fmt.Fprintf(&b, "heap-address %#x\n", uintptr(unsafe.Pointer(heapMarker)))
 	var samples []metrics.Sample
 	for _, d := range metrics.All() {
-		if strings.HasPrefix(d.Name, "/memory/classes/") || strings.HasPrefix(d.Name, "/gc/heap/goal") {
+		if strings.HasPrefix(d.Name, "/memory/classes/") || strings.HasPrefix(d.Name, "/gc/heap/goal") || d.Name == "/sched/goroutines:goroutines" {
 			samples = append(samples, metrics.Sample{Name: d.Name})
 		}
 	}
 	metrics.Read(samples)
 	for _, s := range samples {
-		if s.Value.Kind() == metrics.KindUint64 {
+		switch {
+		case s.Value.Kind() != metrics.KindUint64:
+		case strings.HasSuffix(s.Name, ":bytes"):
 			fmt.Fprintf(&b, "%s %.1f MiB\n", s.Name, float64(s.Value.Uint64())/(1<<20))
+		default:
+			fmt.Fprintf(&b, "%s %d\n", s.Name, s.Value.Uint64())
 		}
 	}
 	writeFile(filepath.Join(dir, "runtime.txt"), []byte(b.String()))

@@ -39,7 +39,8 @@ func TestPeakSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(runtimeTxt), "VmRSS ") || !strings.Contains(string(runtimeTxt), "/memory/classes/heap/objects:bytes") {
+	if !strings.HasPrefix(string(runtimeTxt), "VmRSS ") || !strings.Contains(string(runtimeTxt), "/memory/classes/heap/objects:bytes") ||
+		!strings.Contains(string(runtimeTxt), "/sched/goroutines:goroutines ") || !strings.Contains(string(runtimeTxt), "\nheap-address 0x") {
 		t.Errorf("runtime.txt:\n%s", runtimeTxt)
 	}
 	for _, name := range []string{"smaps", "heap.pprof"} {

@@ -32,8 +32,9 @@ import (
 //
 // For each contender in turn, in a namespace of its own, it starts the
 // -operators generated operators (densitygen.go) — kopf-wasm: one
-// benchoperator with every module; kopf-wasm-tinygo: the same with the
-// modules built by TinyGo; native: one controller-runtime process per
+// benchoperator with every module; kopf-wasm-tinygo, kopf-wasm-rust,
+// kopf-wasm-python: the same with the modules built by TinyGo, in Rust,
+// in Python; native: one controller-runtime process per
 // operator; kopf: one Kopf 1.44.6 process per operator — waits until each
 // has handled a canary object, then sends a burst of -objects changes per
 // operator, three times (create, update spec.field, delete), and waits for
@@ -44,8 +45,12 @@ import (
 // them, then from the compile cache the first start filled; it reports
 // the time until the host is ready (modules loaded) and synced (watches
 // listed) and its RSS. The generated sources, the modules (built beside
-// them, in gen/go and gen/tinygo, and kept for later runs with the same
-// -workdir), logs and the audit log are in the work folder.
+// them, in gen/go, gen/tinygo, gen/rust-wasm and gen/python-wasm, and kept
+// for later runs with the same -workdir), logs and the audit log are in
+// the work folder. With -peak-snapshots every Go process (hosts and
+// controllers) keeps smaps and its memory classes at its peak RSS and a
+// heap profile at exit in <namespace>-peak/operator-NNN, and the table
+// breaks the peaks down by mapping (peakgroups.go).
 const densityCommand = "density"
 
 // densityOptions are the subcommand's flags.
@@ -62,10 +67,17 @@ type densityOptions struct {
 	WorkDir, LogLevel          string
 	KopfSource, KopfPython     string
 	JSON                       bool
+	// PeakSnapshots has the Go processes write what holds their memory
+	// at their peak RSS (profiling.PeakSnapshots).
+	PeakSnapshots bool
 }
 
 // densityContenders are the contenders the subcommand knows, in order.
-var densityContenders = []string{"kopf-wasm", tinygoContender, "native", kopfContender}
+var densityContenders = []string{"kopf-wasm", tinygoContender, rustContender, pythonContender, "native", kopfContender}
+
+// densityHosts are the contenders that are one host with every module,
+// the ones -start-contenders takes.
+var densityHosts = []string{"kopf-wasm", tinygoContender, rustContender, pythonContender}
 
 func parseDensity(args []string, stderr io.Writer) (densityOptions, error) {
 	var o densityOptions
@@ -75,11 +87,11 @@ func parseDensity(args []string, stderr io.Writer) (densityOptions, error) {
 	fs.IntVar(&o.Objects, "objects", 100, "objects per operator in each burst (created, updated, deleted)")
 	fs.IntVar(&o.StartModules, "start-modules", 100, "then start one host with this many modules (0: skip)")
 	contenders := fs.String("contenders", strings.Join(densityContenders, ","), "contenders to run, in order")
-	starts := fs.String("start-contenders", "kopf-wasm", "the hosts started with -start-modules modules: kopf-wasm and/or "+tinygoContender+
+	starts := fs.String("start-contenders", "kopf-wasm", "the hosts started with -start-modules modules: any of "+strings.Join(densityHosts, ", ")+
 		" (TinyGo builds take ~30 s a module)")
 	fs.BoolVar(&o.StartCold, "start-cold", true,
 		"start the -start-modules host once compiling (an empty compile cache) before the start from the cache (false: only from the cache the work folder holds)")
-	fs.DurationVar(&o.Timer, "timer", time.Minute, "every operator's timer interval")
+	fs.DurationVar(&o.Timer, "timer", time.Minute, "every operator's timer interval (0: operators without a timer)")
 	fs.IntVar(&o.Concurrency, "c", 16, "the driver's concurrent requests")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", 15*time.Minute, "longest wait for one burst")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 10*time.Minute, "longest wait for a contender to start and handle its canaries")
@@ -88,6 +100,8 @@ func parseDensity(args []string, stderr io.Writer) (densityOptions, error) {
 	fs.StringVar(&o.KopfSource, "kopf-source", "/work/kopf-1.44.6", "Kopf "+kopfVersion+"'s source, for the kopf contender")
 	fs.StringVar(&o.KopfPython, "kopf-python", "/usr/bin/python3", "the python3 that runs Kopf")
 	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON")
+	fs.BoolVar(&o.PeakSnapshots, "peak-snapshots", false,
+		"have the hosts and controllers write smaps, the runtime's memory classes and goroutines at their peak RSS and a heap profile at exit into the work folder, and break the peaks down by mapping")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -110,8 +124,8 @@ func parseDensity(args []string, stderr io.Writer) (densityOptions, error) {
 		if c = strings.TrimSpace(c); c == "" {
 			continue
 		}
-		if c != "kopf-wasm" && c != tinygoContender {
-			return o, fmt.Errorf("density: -start-contenders: %q is not kopf-wasm or %s", c, tinygoContender)
+		if !slices.Contains(densityHosts, c) {
+			return o, fmt.Errorf("density: -start-contenders: %q is not a host (known: %s)", c, strings.Join(densityHosts, ", "))
 		}
 		o.StartContenders = append(o.StartContenders, c)
 	}
@@ -137,6 +151,9 @@ type densityResult struct {
 	Writes          writeCount `json:"writes"`
 	WritesPerChange float64    `json:"writes_per_change"`
 	Changes         int        `json:"changes"`
+	// Peak is the processes' peak RSS by mapping, summed (with
+	// -peak-snapshots).
+	Peak *peakGroups `json:"peak_by_mapping_mb,omitempty"`
 }
 
 // densityStart is a start of one host with many modules.
@@ -150,6 +167,8 @@ type densityStart struct {
 	SyncedSeconds float64 `json:"synced_seconds"`
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
 	RSSMB         float64 `json:"rss_mb"`
+	// Peak is the host's peak RSS by mapping (with -peak-snapshots).
+	Peak *peakGroups `json:"peak_by_mapping_mb,omitempty"`
 }
 
 // densityRun is what a run of the subcommand shares.
@@ -250,14 +269,14 @@ func (r *densityRun) build(ctx context.Context) error {
 		return err
 	}
 	var cli string
-	if needs(o.Contenders, tinygoContender) || needs(o.StartContenders, tinygoContender) {
+	if needs(o.Contenders, tinygoContender, pythonContender) || needs(o.StartContenders, tinygoContender, pythonContender) {
 		cli = filepath.Join(o.WorkDir, "kopf-wasm")
 		r.progress("building %s", cli)
 		if err := goBuild(ctx, r.root, cli, "./cmd/kopf-wasm"); err != nil {
 			return err
 		}
 	}
-	for _, c := range []string{"kopf-wasm", tinygoContender} {
+	for _, c := range densityHosts {
 		count := 0
 		if needs(o.Contenders, c) {
 			count = o.Operators
@@ -268,8 +287,17 @@ func (r *densityRun) build(ctx context.Context) error {
 		if count == 0 {
 			continue
 		}
-		compiler := map[string]string{"kopf-wasm": "go", tinygoContender: "tinygo"}[c]
-		paths, err := buildDensityModules(ctx, gen, compiler, cli, count, r.progress)
+		var paths []string
+		var err error
+		switch c {
+		case rustContender:
+			paths, err = buildDensityRust(ctx, r.root, gen, count, r.progress)
+		case pythonContender:
+			paths, err = buildDensityPython(ctx, gen, cli, count, r.progress)
+		default:
+			compiler := map[string]string{"kopf-wasm": "go", tinygoContender: "tinygo"}[c]
+			paths, err = buildDensityModules(ctx, gen, compiler, cli, count, r.progress)
+		}
 		if err != nil {
 			return err
 		}
@@ -284,9 +312,27 @@ func (r *densityRun) build(ctx context.Context) error {
 // argvs are the processes of contender c serving the first n operators
 // in namespace.
 func (r *densityRun) argvs(c, namespace, cacheDir string, n int) ([][]string, error) {
+	argvs, err := r.contenderArgvs(c, namespace, cacheDir, n)
+	if err != nil || !r.o.PeakSnapshots || c == kopfContender {
+		return argvs, err
+	}
+	for i := range argvs {
+		argvs[i] = append(argvs[i], "-peak-dir", peakDir(r.o.WorkDir, namespace, i))
+	}
+	return argvs, nil
+}
+
+// peakDir is where process i of a contender in namespace writes its peak
+// snapshots.
+func peakDir(workDir, namespace string, i int) string {
+	return filepath.Join(workDir, namespace+"-peak", fmt.Sprintf("operator-%03d", i+1))
+}
+
+// contenderArgvs are argvs without the peak snapshots.
+func (r *densityRun) contenderArgvs(c, namespace, cacheDir string, n int) ([][]string, error) {
 	o := r.o
 	switch c {
-	case "kopf-wasm", tinygoContender:
+	case "kopf-wasm", tinygoContender, rustContender, pythonContender:
 		return [][]string{{r.operator, "-kubeconfig", r.d.kubeconfig, "-namespace", namespace, "-log-level", o.LogLevel,
 			"-wasm", strings.Join(r.modules[c][:n], ","), "-user-agent", "kopf-wasm-bench", "-cache-dir", cacheDir, "-report-progress"}}, nil
 	case "native":
@@ -385,6 +431,11 @@ func (r *densityRun) contender(ctx context.Context, c string) (densityResult, er
 	if res.PeakRSSMB, err = sumRSS(children, "VmHWM"); err != nil {
 		return res, err
 	}
+	if o.PeakSnapshots && c != kopfContender {
+		if res.Peak, err = readPeaks(o.WorkDir, ns, argvs); err != nil {
+			return res, err
+		}
+	}
 	res.CPUPerChangeMs = (cpu1 - cpu0).Seconds() * 1000 / float64(res.Changes)
 	time.Sleep(time.Second) // trailing writes, if any, reach the audit log
 	ops, _, err := d.countWrites(auditFrom, writeFilter{Namespace: ns, Since: since, Driver: driverAgent})
@@ -441,6 +492,11 @@ func (r *densityRun) start(ctx context.Context, c string, cached bool) (densityS
 	}
 	if st.RSSMB, err = sumRSS(children, "VmRSS"); err != nil {
 		return st, err
+	}
+	if o.PeakSnapshots {
+		if st.Peak, err = readPeaks(o.WorkDir, ns, argvs); err != nil {
+			return st, err
+		}
 	}
 	r.progress("%s: %d modules (cached %v): ready in %.1fs, synced in %.1fs, RSS %.1f MB, peak %.1f MB",
 		c, o.StartModules, cached, st.ReadySeconds, st.SyncedSeconds, st.RSSMB, st.PeakRSSMB)
@@ -674,7 +730,7 @@ func densityTable(w io.Writer, o densityOptions, results []densityResult, starts
 			secs[0], secs[1], secs[2], r.ReadyRSSMB, r.PeakRSSMB, r.CPUPerChangeMs, r.WritesPerChange)
 	}
 	fmt.Fprintln(w)
-	for _, host := range []string{"kopf-wasm", tinygoContender} {
+	for _, host := range densityHosts {
 		h, ok := by[host]
 		if !ok {
 			continue
@@ -697,5 +753,53 @@ func densityTable(w io.Writer, o densityOptions, results []densityResult, starts
 		}
 		fmt.Fprintf(w, "%s, %d modules, %s: ready in %.1fs, synced in %.1fs, RSS %.1f MB (peak %.1f MB)\n",
 			s.Contender, s.Modules, how, s.ReadySeconds, s.SyncedSeconds, s.RSSMB, s.PeakRSSMB)
+	}
+	peakTable(w, results, starts)
+}
+
+// peakTable prints the peaks by mapping (-peak-snapshots), a column per
+// contender and start.
+func peakTable(w io.Writer, results []densityResult, starts []densityStart) {
+	var names []string
+	var peaks []*peakGroups
+	for _, r := range results {
+		if r.Peak != nil {
+			names, peaks = append(names, r.Contender), append(peaks, r.Peak)
+		}
+	}
+	for _, s := range starts {
+		if s.Peak != nil {
+			names = append(names, fmt.Sprintf("%s %d start cached=%v", s.Contender, s.Modules, s.Cached))
+			peaks = append(peaks, s.Peak)
+		}
+	}
+	if len(peaks) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\npeak RSS by mapping, MB (summed over a contender's processes, each at its own peak):\n%-22s", "mapping")
+	for _, n := range names {
+		fmt.Fprintf(w, " | %s", n)
+	}
+	fmt.Fprintln(w)
+	rows := []struct {
+		name string
+		f    func(*peakGroups) string
+	}{
+		{"Go heap", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.GoHeap) }},
+		{"  heap objects", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.HeapObjects) }},
+		{"compiled module code", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.CompiledCode) }},
+		{"linear memories", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.LinearMemories) }},
+		{"module files (cache)", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.ModuleFiles) }},
+		{"binary", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.Binary) }},
+		{"rest", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.Rest) }},
+		{"VmRSS at the peaks", func(g *peakGroups) string { return fmt.Sprintf("%.1f", g.Total) }},
+		{"goroutines", func(g *peakGroups) string { return fmt.Sprint(g.Goroutines) }},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "%-22s", row.name)
+		for _, g := range peaks {
+			fmt.Fprintf(w, " | %s", row.f(g))
+		}
+		fmt.Fprintln(w)
 	}
 }
