@@ -396,38 +396,34 @@ func setMemoryMin(out, b []byte, p int, pages uint32) ([]byte, error) {
 // snapshotGlobals writes the global section b[p:] with each global in
 // values started at its value: a constant of its type.
 func snapshotGlobals(out, b []byte, p int, imported uint32, values map[uint32]uint64) ([]byte, error) {
-	w := bounder{b: b, where: "global section"}
 	var body []byte
-	idx := imported
-	n, _, _ := readU32(b, p)
-	_, err := w.vector(p, func(i int) (int, error) {
-		if i+2 > len(b) {
-			return i, malformed(w.where, i, "truncated global")
-		}
-		next, err := w.constExpr(i + 2)
-		if err != nil {
-			return next, err
-		}
+	n, err := eachGlobal(b, p, imported, func(idx uint32, vt byte, mutable bool, init []byte) error {
 		v, ok := values[idx]
 		switch {
 		case !ok:
-			body = append(body, b[i:next]...)
-		case b[i+1] != 1:
-			return i, fmt.Errorf("global %d is immutable: its value cannot change", idx)
+			body = append(append(body, vt, boolByte(mutable)), init...)
+		case !mutable:
+			return fmt.Errorf("global %d is immutable: its value cannot change", idx)
 		default:
-			c, err := constOf(b[i], v)
+			c, err := constOf(vt, v)
 			if err != nil {
-				return i, fmt.Errorf("global %d: %w", idx, err)
+				return fmt.Errorf("global %d: %w", idx, err)
 			}
-			body = append(append(body, b[i], 1), c...)
+			body = append(append(body, vt, 1), c...)
 		}
-		idx++
-		return next, nil
+		return nil
 	})
 	if err != nil {
 		return out, err
 	}
 	return appendSection(out, secGlobal, n, nil, body), nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // constOf returns the constant expression (through its end) that gives a

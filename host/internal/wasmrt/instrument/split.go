@@ -103,7 +103,13 @@ func (m *moduleShape) constGlobals() bool {
 	ok := true
 	_ = m.each(func(id byte, _, p, end int) error {
 		if id == secGlobal {
-			_, err := eachGlobal(m.wasm[:end], p, m.importedGlobals, func(uint32, byte, bool, []byte) error { return nil })
+			_, err := eachGlobal(m.wasm[:end], p, m.importedGlobals, func(_ uint32, _ byte, mutable bool, init []byte) error {
+				if mutable {
+					_, err := constValue(init)
+					return err
+				}
+				return nil
+			})
 			ok = err == nil
 		}
 		return nil
@@ -142,8 +148,6 @@ func zeroGlobals(out, b []byte, p int, imported uint32) ([]byte, map[uint32]uint
 
 // eachGlobal calls fn with each global of the global section b[p:]: its
 // index, value type, mutability and initial expression (through its end).
-// A mutable global whose initial expression is not a constant Split can
-// read is unsupported.
 func eachGlobal(b []byte, p int, imported uint32, fn func(idx uint32, vt byte, mutable bool, init []byte) error) (uint32, error) {
 	w := bounder{b: b, where: "global section"}
 	idx := imported
@@ -156,13 +160,7 @@ func eachGlobal(b []byte, p int, imported uint32, fn func(idx uint32, vt byte, m
 		if err != nil {
 			return next, err
 		}
-		mutable := b[i+1] == 1
-		if mutable {
-			if _, err := constValue(b[i+2 : next]); err != nil {
-				return i, unsupported(i, "global %d: %v", idx, err)
-			}
-		}
-		if err := fn(idx, b[i], mutable, b[i+2:next]); err != nil {
+		if err := fn(idx, b[i], b[i+1] == 1, b[i+2:next]); err != nil {
 			return i, err
 		}
 		idx++
