@@ -68,7 +68,7 @@ func newFixture(t *testing.T, run func(context.Context, *abi.Request, wasmrt.Hos
 }
 
 // newFixtureWith is newFixture with the spawner's options changed by opts.
-func newFixtureWith(t *testing.T, run func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error), opts func(*spawning.Options)) *fixture {
+func newFixtureWith(t testing.TB, run func(context.Context, *abi.Request, wasmrt.Host) (*abi.Response, error), opts func(*spawning.Options)) *fixture {
 	t.Helper()
 	f := &fixture{clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		mod: &module{run: run}, woken: make(chan spawning.Key, 16)}
@@ -90,7 +90,7 @@ func newFixtureWith(t *testing.T, run func(context.Context, *abi.Request, wasmrt
 	return f
 }
 
-func handler(t *testing.T, spec abi.HandlerSpec) *registry.Handler {
+func handler(t testing.TB, spec abi.HandlerSpec) *registry.Handler {
 	t.Helper()
 	h, err := registry.NewHandler("m", spec, ref)
 	if err != nil {
