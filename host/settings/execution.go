@@ -32,9 +32,11 @@ type Execution struct {
 	// that requests do not grow with the index. 0: never carried whole.
 	IndexInline int `json:"indexInline"`
 	// TimerStopWait is how long a deletion's processing cycle waits for the
-	// object's timers that sit between two runs to exit once asked to stop,
+	// object's timers that are between a run and their next wait (storing
+	// an outcome, asking their initial delay) to exit once asked to stop,
 	// so that it can release the finalizer itself instead of leaving that
-	// to one more cycle (and one more write). A timer in a call is not
+	// to one more cycle (and one more write). A timer waiting between two
+	// runs ends at once, without this wait; a timer in a call is not
 	// waited for. 0: no wait.
 	TimerStopWait time.Duration `json:"timerStopWait"`
 }

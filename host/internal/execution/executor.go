@@ -53,9 +53,10 @@ type Options struct {
 	Settings settings.Settings
 	// Logger receives the reports. Default slog.Default().
 	Logger *slog.Logger
-	// Clock tells the time of calls and records, and waits. Default the
-	// real clock.
-	Clock clock.Clock
+	// Clock tells the time of calls and records, and waits; its AfterFunc
+	// schedules the timers' runs (host/internal/engines/spawning). Default
+	// the real clock.
+	Clock clock.WithDelayedExecution
 	// Route, when set, picks the version of a module that handles an
 	// object, for modules with a canary (route.go). Nil: Modules.
 	Route RouteFunc
@@ -115,7 +116,7 @@ func New(opts Options) *Executor {
 }
 
 // Clock is the executor's clock.
-func (e *Executor) Clock() clock.Clock { return e.opts.Clock }
+func (e *Executor) Clock() clock.WithDelayedExecution { return e.opts.Clock }
 
 // Logger is the executor's logger.
 func (e *Executor) Logger() *slog.Logger { return e.log }

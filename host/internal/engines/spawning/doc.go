@@ -1,7 +1,8 @@
 // Package spawning runs the timers and daemons of objects, as Kopf's
-// @kopf.timer and @kopf.daemon: one goroutine per object and handler, for
-// as long as the object exists, is not marked for deletion, and matches
-// the handler's filters.
+// @kopf.timer and @kopf.daemon: one worker per object and handler, for as
+// long as the object exists, is not marked for deletion, and matches the
+// handler's filters. A daemon's worker is a goroutine; a timer's holds a
+// goroutine only while it runs.
 //
 // # Who calls it, what it calls
 //
@@ -23,6 +24,12 @@
 // sleeps its interval (sharp: aligned to the interval, its run time
 // subtracted). A failure's delay replaces the interval. A timer never
 // overlaps itself. With neither interval nor idle it runs once.
+//
+// Between its runs a timer holds no goroutine: it schedules its next step
+// with the clock's AfterFunc, whose callback starts a goroutine for that
+// step (timer.go). A stop that finds it waiting cancels the callback and
+// ends the worker there and then, so a deletion's cycle sees it gone; a
+// stop during a run is seen when the run ends.
 //
 // # Daemons
 //

@@ -17,8 +17,9 @@ import (
 
 // TestRebind moves an object from a module's stable version to its
 // canary: the running timer stays on the version it started on until
-// Rebind stops it, Rebind counts it until it has stopped (the reactor's
-// cycles wait so long), and the object's next workers run on the canary.
+// Rebind stops it; waiting between its runs, it ends at once, so Rebind
+// counts nothing left running (the reactor's cycle goes on) and the object
+// is woken; the object's next workers run on the canary.
 func TestRebind(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	stable, canary := &module{run: ok}, &module{run: ok}
@@ -62,10 +63,12 @@ func TestRebind(t *testing.T) {
 	if canary.calls.Load() != 0 {
 		t.Fatal("a timer moved to the canary in mid-run")
 	}
-	if n := s.Rebind(key, current); n != 1 {
-		t.Fatalf("Rebind = %d, want the 1 timer of the old version", n)
+	if n := s.Rebind(key, current); n != 0 {
+		t.Fatalf("Rebind = %d, want 0: the old version's timer waited between runs and ended at once", n)
 	}
-	waitFor(t, func() bool { return s.Rebind(key, current) == 0 }, "the old timer stopped")
+	if n := s.Running(key); n != 0 {
+		t.Fatalf("%d workers running after Rebind, want 0", n)
+	}
 	<-woken
 	s.Adjust(context.Background(), key, obj, []*registry.Handler{h}, false)
 	calls(canary, 1, "the new timer's first run, on the canary")

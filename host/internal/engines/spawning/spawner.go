@@ -55,7 +55,8 @@ type Options struct {
 	// (settings.Execution.CancellationPolling). Default one minute.
 	CancellationPolling time.Duration
 	// TimerStopWait bounds how long [Spawner.Stop] waits for the object's
-	// timers that sit between runs to exit (settings.Execution.TimerStopWait).
+	// timers that are between a run and their next wait to exit (those
+	// already waiting end at once; settings.Execution.TimerStopWait).
 	// 0: no wait.
 	TimerStopWait time.Duration
 	// Logger receives the workers' own logs. Default slog.Default().
@@ -76,13 +77,16 @@ type Options struct {
 type Spawner struct {
 	opts  Options
 	exec  *execution.Executor
-	clock clock.Clock
+	clock clock.WithDelayedExecution
 	slots map[string]chan struct{} // per module: the daemon cap
 
 	mu      sync.Mutex
 	objects map[Key]*object
 	paused  bool // between Pause and Resume: nothing is spawned
-	wg      sync.WaitGroup
+	// wakes are the objects whose last worker ended while s.mu was held;
+	// unlock wakes them (Options.Wake) once it is released.
+	wakes []Key
+	wg    sync.WaitGroup // the workers alive, with a goroutine or not
 }
 
 // object is one object's live body and workers.
@@ -128,7 +132,7 @@ func New(opts Options) *Spawner {
 // timers' idle clock.
 func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstructured, handlers []*registry.Handler, changed bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	o := s.objects[key]
 	if o == nil {
 		if len(handlers) == 0 {
@@ -150,13 +154,14 @@ func (s *Spawner) Adjust(ctx context.Context, key Key, body *unstructured.Unstru
 	}
 	for id, w := range o.workers {
 		if !want[id] {
-			w.requestStop(ReasonFiltersMismatch)
+			s.stop(o, w, ReasonFiltersMismatch)
 		}
 	}
 }
 
 // Stop asks every worker of the object to stop (the object is marked for
-// deletion) and returns how many are still running.
+// deletion) and returns how many are still running. Timers waiting
+// between their runs end at once.
 func (s *Spawner) Stop(key Key, body *unstructured.Unstructured) int {
 	s.mu.Lock()
 	o := s.objects[key]
@@ -166,13 +171,13 @@ func (s *Spawner) Stop(key Key, body *unstructured.Unstructured) int {
 	}
 	o.body = body
 	var idle []chan struct{}
-	for _, w := range o.workers {
-		w.requestStop(ReasonDeleted)
-		if w.handler.Kind() == abi.KindTimer && !w.calling.Load() {
+	for id, w := range o.workers {
+		s.stop(o, w, ReasonDeleted)
+		if _, running := o.workers[id]; running && w.handler.Kind() == abi.KindTimer && !w.calling.Load() {
 			idle = append(idle, w.exited)
 		}
 	}
-	s.mu.Unlock()
+	s.unlock()
 	s.awaitExits(idle)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -180,9 +185,10 @@ func (s *Spawner) Stop(key Key, body *unstructured.Unstructured) int {
 }
 
 // awaitExits waits, at most Options.TimerStopWait in all, until the
-// workers whose exited channels these are have exited: timers between
-// two runs exit as soon as they are asked to, so the deletion's cycle can
-// release the object itself.
+// workers whose exited channels these are have exited: timers about to
+// wait (neither waiting nor in a call: asking their initial delay,
+// storing an outcome) exit as soon as they see the stop, so the
+// deletion's cycle can release the object itself.
 func (s *Spawner) awaitExits(exited []chan struct{}) {
 	if len(exited) == 0 || s.opts.TimerStopWait <= 0 {
 		return
@@ -203,11 +209,11 @@ func (s *Spawner) awaitExits(exited []chan struct{}) {
 // does not wait: the workers stop as they do for any other reason.
 func (s *Spawner) Pause() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.paused = true
 	for _, o := range s.objects {
 		for _, w := range o.workers {
-			w.requestStop(ReasonPausing)
+			s.stop(o, w, ReasonPausing)
 		}
 	}
 }
@@ -226,13 +232,13 @@ func (s *Spawner) Resume() {
 // returns how many are still running; [Spawner.Running] tells when none is.
 func (s *Spawner) Release(key Key) int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	o := s.objects[key]
 	if o == nil {
 		return 0
 	}
 	for _, w := range o.workers {
-		w.requestStop(ReasonPausing)
+		s.stop(o, w, ReasonPausing)
 	}
 	o.done = nil
 	if len(o.workers) == 0 {
@@ -250,15 +256,18 @@ func (s *Spawner) Release(key Key) int {
 // workers on the version that handles it now.
 func (s *Spawner) Rebind(key Key, keep func(h *registry.Handler, version string) bool) int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	o := s.objects[key]
 	if o == nil {
 		return 0
 	}
 	n := 0
-	for _, w := range o.workers {
-		if !keep(w.handler, w.version) {
-			w.requestStop(ReasonReloading)
+	for id, w := range o.workers {
+		if keep(w.handler, w.version) {
+			continue
+		}
+		s.stop(o, w, ReasonReloading)
+		if _, running := o.workers[id]; running {
 			n++
 		}
 	}
@@ -289,13 +298,13 @@ func (s *Spawner) Running(key Key) int {
 // Forget stops every worker of an object that is gone and drops it.
 func (s *Spawner) Forget(key Key) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	o := s.objects[key]
 	if o == nil {
 		return
 	}
 	for _, w := range o.workers {
-		w.requestStop(ReasonDeleted)
+		s.stop(o, w, ReasonDeleted)
 	}
 	o.done = nil
 	if len(o.workers) == 0 {
@@ -309,10 +318,10 @@ func (s *Spawner) Shutdown(ctx context.Context) {
 	s.mu.Lock()
 	for _, o := range s.objects {
 		for _, w := range o.workers {
-			w.requestStop(ReasonExiting)
+			s.stop(o, w, ReasonExiting)
 		}
 	}
-	s.mu.Unlock()
+	s.unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
@@ -347,6 +356,13 @@ func (s *Spawner) idleFor(o *object) time.Duration {
 // not spawned again in this process.
 func (s *Spawner) finished(o *object, w *worker, forever bool) {
 	s.mu.Lock()
+	s.finishedLocked(o, w, forever)
+	s.unlock()
+}
+
+// finishedLocked is finished with s.mu held: the object is woken when
+// s.mu is released (unlock).
+func (s *Spawner) finishedLocked(o *object, w *worker, forever bool) {
 	if o.workers[w.handler.ID()] == w {
 		delete(o.workers, w.handler.ID())
 	}
@@ -356,11 +372,22 @@ func (s *Spawner) finished(o *object, w *worker, forever bool) {
 	if len(o.workers) == 0 && o.done == nil { // forgotten: the object is gone
 		delete(s.objects, o.key)
 	}
-	s.mu.Unlock()
 	// The object's next cycle releases its finalizer (no workers left) or
 	// restarts a worker that stopped for a reload.
-	if s.opts.Wake != nil {
-		s.opts.Wake(o.key)
+	s.wakes = append(s.wakes, o.key)
+}
+
+// unlock releases s.mu, then wakes the objects whose workers ended while
+// it was held (Options.Wake is called without the spawner's lock).
+func (s *Spawner) unlock() {
+	wakes := s.wakes
+	s.wakes = nil
+	s.mu.Unlock()
+	if s.opts.Wake == nil {
+		return
+	}
+	for _, key := range wakes {
+		s.opts.Wake(key)
 	}
 }
 
@@ -370,7 +397,7 @@ func (s *Spawner) finished(o *object, w *worker, forever bool) {
 // may run again.
 func (s *Spawner) Reload(modules []string, changed []string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	for _, name := range modules {
 		if s.slots[name] == nil {
 			s.slots[name] = make(chan struct{}, s.opts.MaxDaemons)
@@ -383,7 +410,7 @@ func (s *Spawner) Reload(modules []string, changed []string) {
 	for _, o := range s.objects {
 		for _, w := range o.workers {
 			if reloaded[w.handler.Module] {
-				w.requestStop(ReasonReloading)
+				s.stop(o, w, ReasonReloading)
 			}
 		}
 		for id, module := range o.done {

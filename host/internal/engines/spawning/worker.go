@@ -33,6 +33,16 @@ type worker struct {
 	mu       sync.Mutex
 	stopping chan struct{} // closed when the worker is asked to stop
 	reason   string
+	// state, pending and seq are a timer's between its runs (timer.go):
+	// while it waits, no goroutine runs for it, only the clock's callback
+	// (pending, armed as the seq-th wait) is scheduled.
+	state   timerState
+	pending clock.Timer
+	seq     uint64
+	// due and rec belong to whoever continues the timer (its state says
+	// who): when its next run is due, and its handler's record.
+	due time.Time
+	rec persistence.Record
 	// calling is set while a timer calls its handler (a stop then waits
 	// for the call); exited is closed once the worker has ended and left
 	// its object.
@@ -40,13 +50,26 @@ type worker struct {
 	exited  chan struct{}
 }
 
-func (w *worker) requestStop(reason string) {
+// requestStop asks the worker to stop. It reports true when the worker is
+// a timer waiting between its runs: its wait is cancelled, and the caller
+// ends the worker (Spawner.stop), as nothing else runs for it.
+func (w *worker) requestStop(reason string) bool {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.reason == "" {
 		w.reason = reason
 		close(w.stopping)
 	}
+	pending := w.pending
+	waiting := w.state == timerWaiting
+	if waiting {
+		w.state, w.pending = timerDone, nil
+	}
+	w.mu.Unlock()
+	if !waiting {
+		return false
+	}
+	pending.Stop() // a callback that fires anyway finds the timer done
+	return true
 }
 
 func (w *worker) stopReason() string {
@@ -73,7 +96,9 @@ func (w *worker) sleep(d time.Duration) bool {
 	}
 }
 
-// spawn starts a worker for handler h on object o; s.mu is held.
+// spawn starts a worker for handler h on object o; s.mu is held. A daemon
+// gets a goroutine for its life; a timer one until it first waits
+// (startTimer).
 func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 	w := &worker{handler: h, clock: s.clock, stopping: make(chan struct{}), exited: make(chan struct{})}
 	if o.body != nil {
@@ -83,72 +108,18 @@ func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 	// worker to stop first and terminates it only when it does not.
 	w.hard, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	o.workers[h.ID()] = w
-	s.wg.Add(1)
+	s.wg.Add(1) // for the worker's life, goroutine or not: Shutdown waits for it
+	if h.Kind() != abi.KindDaemon {
+		go s.startTimer(o, w)
+		return
+	}
 	go func() {
 		defer s.wg.Done()
 		defer w.cancel()
-		var forever bool
-		if h.Kind() == abi.KindDaemon {
-			forever = s.runDaemon(o, w)
-		} else {
-			forever = s.runTimer(o, w)
-		}
+		forever := s.runDaemon(o, w)
 		s.finished(o, w, forever)
 		close(w.exited)
 	}()
-}
-
-// runTimer is a timer's loop; it reports true when the timer is done for
-// good (it runs once).
-func (s *Spawner) runTimer(o *object, w *worker) bool {
-	opts := w.handler.Spec.Options
-	interval, idle := seconds(opts.Interval), seconds(opts.Idle)
-	delay := s.initialDelay(o, w)
-	due := s.clock.Now().Add(delay) // when the next run is due
-	if !w.sleep(delay) {
-		return false
-	}
-	var rec persistence.Record
-	for {
-		for idle > 0 {
-			left := idle - s.idleFor(o)
-			if left <= 0 {
-				break
-			}
-			due = s.clock.Now().Add(left)
-			if !w.sleep(left) {
-				return false
-			}
-		}
-		if !s.opts.Gate.Enter() {
-			return false // paused: Pause stops this worker too
-		}
-		started := s.clock.Now()
-		w.calling.Store(true)
-		step := s.call(o, w, &rec, false)
-		w.calling.Store(false)
-		s.opts.Gate.Leave()
-		if s.opts.ObserveTimer != nil {
-			s.opts.ObserveTimer(w.handler.ID(), started.Sub(due), s.clock.Since(started))
-		}
-		if interval == 0 && idle == 0 && (step.Err == nil || step.Finished) {
-			return true // a timer without interval or idle runs once
-		}
-		next := interval
-		if interval == 0 {
-			next = idle // idle alone: at most once per idle period
-		}
-		if opts.Sharp && interval > 0 {
-			next = interval - s.clock.Since(started)%interval
-		}
-		if step.Err != nil && !step.Finished {
-			next = step.Delay
-		}
-		due = s.clock.Now().Add(next)
-		if !w.sleep(next) {
-			return false
-		}
-	}
 }
 
 // runDaemon is a daemon's life: it runs once and again only after a
