@@ -115,8 +115,8 @@ func (s *Spawner) spawn(ctx context.Context, o *object, h *registry.Handler) {
 	}
 	go func() {
 		defer s.wg.Done()
-		defer w.cancel()
 		forever := s.runDaemon(o, w)
+		w.cancel() // over: its stop's poller ends before the object is woken
 		s.finished(o, w, forever)
 		close(w.exited)
 	}()
@@ -217,6 +217,9 @@ func (s *Spawner) pollStop(o *object, w *worker) {
 		case <-t.C():
 		case <-w.hard.Done():
 			return
+		}
+		if w.hard.Err() != nil {
+			return // both were ready: the daemon is over, say nothing
 		}
 		s.opts.Logger.Info(fmt.Sprintf("Daemon '%s' is still running %s after it was asked to stop (%s); it has no cancellationTimeout, so it is waited for; the next check is in %s.",
 			w.handler.ID(), s.clock.Since(asked).Round(time.Second), w.stopReason(), every), execution.ObjectAttrs(s.body(o))...)
