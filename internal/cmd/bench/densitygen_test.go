@@ -116,7 +116,7 @@ func TestDensityModulesBuild(t *testing.T) {
 	}
 	t.Run("rust", func(t *testing.T) {
 		if err := exec.Command(filepath.Join(root, "hack", "guest-toolchains.sh"), "check", "rust").Run(); err != nil {
-			t.Skip("no Rust guest toolchain (sudo hack/guest-toolchains.sh install rust)")
+			t.Fatalf("no Rust guest toolchain: %v (make test installs it; by hand: sudo hack/guest-toolchains.sh install rust)", err)
 		}
 		paths, err := buildDensityRust(context.Background(), root, dir, 2, t.Logf)
 		if err != nil {
@@ -139,7 +139,7 @@ func TestDensityModulesBuild(t *testing.T) {
 	t.Run("python", func(t *testing.T) {
 		python, err := exec.LookPath("python3")
 		if err != nil {
-			t.Skip("no python3")
+			t.Fatalf("no python3: %v (the Python SDK's own tests need it too)", err)
 		}
 		cmd := exec.Command(python, "-c", densityPythonCheck, filepath.Join(root, "guest-sdk", "python"),
 			filepath.Join(dir, "python", "op002", "op002.py"))
